@@ -1,0 +1,31 @@
+# Project-wide compiler settings: warnings, linker, sanitizers, and the helper that
+# gives the freestanding runtime core its flags.
+
+if(NOT KILN_RUNTIME_ONLY)
+  # lld links several times faster than GNU ld against the shared libLLVM.
+  add_link_options(-fuse-ld=lld)
+endif()
+
+add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+
+if(KILN_SANITIZE AND NOT KILN_RUNTIME_ONLY)
+  string(REPLACE ";" "," _kiln_san "${KILN_SANITIZE}")
+  add_compile_options(-fsanitize=${_kiln_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_kiln_san})
+endif()
+
+# Flags for code that must stay freestanding: the runtime core and the kernels' view of
+# the format headers. No exceptions, RTTI, thread-safe statics or global constructors.
+function(kiln_freestanding target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti -fno-threadsafe-statics>
+    -ffreestanding -fno-builtin -ffunction-sections -fdata-sections)
+  set_target_properties(${target} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                                             CXX_EXTENSIONS OFF)
+endfunction()
+
+# Flags for the hosted compiler side.
+function(kiln_compiler_target target)
+  set_target_properties(${target} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
+                                             CXX_EXTENSIONS OFF)
+endfunction()
