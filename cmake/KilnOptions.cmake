@@ -29,3 +29,7 @@ function(kiln_compiler_target target)
   set_target_properties(${target} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
                                              CXX_EXTENSIONS OFF)
 endfunction()
+
+# Third-party models and reference outputs; tests read them in place, never copy them.
+set(KILN_TESTDATA_DIR "${PROJECT_SOURCE_DIR}/../shared/testdata" CACHE PATH
+    "Folder of shared test data (onnx-backend, tflite)")
