@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""One end-to-end test: `kiln compile` a model, then `kiln run` it and compare every output
+with its reference (`--expected_output`, `--tolerance`).
+
+Two forms:
+  run_case.py --kiln K --work DIR --tolerance R,A --model M.onnx --input I.npy... --expected O.npy...
+  run_case.py --kiln K --work DIR --tolerance R,A --case case.json --allow-unsupported
+
+With --allow-unsupported (the ONNX backend cases), a compile error is acceptable when it is a
+clear refusal: it says "unsupported"/"not supported"/"supports ... only" and names one of the
+model's operators or the offending value type. Such a case exits with 77, which CTest reports
+as skipped (SKIP_RETURN_CODE); any other failure (a crash, an unclear error, a wrong output)
+fails the test. The outcome goes to DIR/result.txt for the summary (backend_summary.py).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+SKIPPED = 77
+REFUSAL = re.compile(r"unsupported|not supported|supports .* only", re.IGNORECASE)
+
+
+def run(command, what):
+    print("$ " + " ".join(command), flush=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.stdout:
+        print(result.stdout, end="" if result.stdout.endswith("\n") else "\n")
+    if result.stderr:
+        print(result.stderr, end="" if result.stderr.endswith("\n") else "\n", file=sys.stderr)
+    if result.returncode < 0:
+        print(f"{what}: killed by signal {-result.returncode}", file=sys.stderr)
+    return result
+
+
+def clearRefusal(message, ops):
+    """True when `message` refuses the model clearly: names an operator of it or a value type."""
+    if not REFUSAL.search(message):
+        return False
+    if re.search(r"string tensor|sequence|\bmap\b|optional|sparse", message):
+        return True
+    return any(re.search(r"\b" + re.escape(op) + r"\b", message) for op in ops)
+
+
+def finish(work, status, detail, code):
+    with open(os.path.join(work, "result.txt"), "w") as f:
+        f.write(f"{status}\t{detail}\n")
+    print(f"{status}: {detail}" if detail else status)
+    return code
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kiln", required=True)
+    parser.add_argument("--work", required=True, help="folder for the artifact and result.txt")
+    parser.add_argument("--tolerance", required=True, help="RTOL,ATOL for --tolerance")
+    parser.add_argument("--model")
+    parser.add_argument("--input", action="append", default=[])
+    parser.add_argument("--expected", action="append", default=[])
+    parser.add_argument("--case", help="case.json written by prepare_backend_data.py")
+    parser.add_argument("--allow-unsupported", action="store_true")
+    args = parser.parse_args()
+
+    ops, problems = [], []
+    model, inputs, expected = args.model, args.input, args.expected
+    if args.case:
+        with open(args.case) as f:
+            case = json.load(f)
+        model, inputs, expected = case["model"], case["inputs"], case["outputs"]
+        ops, problems = case["ops"], case["problems"]
+    if not model:
+        parser.error("--model or --case is required")
+    os.makedirs(args.work, exist_ok=True)
+
+    artifact = os.path.join(args.work, "model.kiln")
+    compiled = run([args.kiln, "compile", model, "-o", artifact], "kiln compile")
+    if compiled.returncode != 0:
+        message = compiled.stderr.strip().splitlines()[-1] if compiled.stderr.strip() else ""
+        if (args.allow_unsupported and compiled.returncode > 0
+                and clearRefusal(compiled.stderr, ops)):
+            return finish(args.work, "unsupported", message, SKIPPED)
+        reason = "crashed" if compiled.returncode < 0 else "unclear compile error"
+        return finish(args.work, "fail", f"{reason}: {message}", 1)
+    if problems:
+        return finish(args.work, "fail",
+                      "compiled a model whose test data kiln cannot feed: " + "; ".join(problems), 1)
+
+    command = [args.kiln, "run", artifact, f"--tolerance={args.tolerance}"]
+    command += [f"--input=@{path}" for path in inputs]
+    command += [f"--expected_output=@{path}" for path in expected]
+    ran = run(command, "kiln run")
+    if ran.returncode != 0:
+        lines = (ran.stderr.strip() or ran.stdout.strip()).splitlines()
+        return finish(args.work, "fail", "kiln run: " + (lines[-1] if lines else
+                                                        f"exit code {ran.returncode}"), 1)
+    return finish(args.work, "pass", "", 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
