@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""kiln vs ONNX Runtime on the same models and inputs.
+
+For every model: `kiln compile`, then `kiln bench --json` and bench/ort_bench.js (ONNX Runtime
+through onnxruntime-node) at each thread count, the same input .npy for both; then the peak RSS
+(/usr/bin/time) of one `kiln run` and of one ONNX Runtime run. Prints a table: p50 of each,
+the ratio ORT p50 / kiln p50 (> 1: kiln is faster), the RSS figures and the artifact size.
+
+Models: scripts/export_models.py's set (exported into --models-dir if missing) and the shipped
+example examples/digits. Needs `make` (build/bin/kiln) and `npm ci` in bench/.
+
+    bench/compare.py [--models mnist_cnn,resnet18] [--threads 1,2] [--seconds 2] [--json F]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TORCH_MODELS = ["mnist_cnn", "mlp", "two_branch", "mobilenet_v2", "resnet18", "squeezenet1_1"]
+
+
+def sh(command, **kwargs):
+    return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          **kwargs)
+
+
+def lastLine(text):
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def peakRssKb(command):
+    """Peak resident set size of `command` in KiB (GNU time's %M), or None if it failed."""
+    result = sh(["/usr/bin/time", "-f", "KILN_PEAK_RSS %M"] + command)
+    match = re.search(r"KILN_PEAK_RSS (\d+)", result.stderr)
+    return int(match.group(1)) if result.returncode == 0 and match else None
+
+
+def findModels(args):
+    """(name, model.onnx, input.npy) for every model to compare."""
+    models = []
+    names = args.models.split(",") if args.models else TORCH_MODELS + ["digits"]
+    torch_names = [n for n in names if n != "digits"]
+    missing = [n for n in torch_names
+               if not os.path.exists(os.path.join(args.models_dir, n, "model.onnx"))]
+    if missing:
+        print(f"exporting {', '.join(missing)} into {args.models_dir} ...", file=sys.stderr)
+        subprocess.run([args.python, os.path.join(ROOT, "scripts", "export_models.py"),
+                        args.models_dir] + missing, check=True, stdout=subprocess.DEVNULL)
+    for name in names:
+        if name == "digits":
+            folder = os.path.join(ROOT, "examples", "digits")
+            models.append((name, os.path.join(folder, "model.onnx"),
+                           os.path.join(folder, "digit_0.npy")))
+        else:
+            folder = os.path.join(args.models_dir, name)
+            models.append((name, os.path.join(folder, "model.onnx"),
+                           os.path.join(folder, "input.npy")))
+    return models
+
+
+def benchModel(args, name, model, input_npy):
+    row = {"model": name, "onnx_bytes": os.path.getsize(model), "threads": {}}
+    artifact = os.path.join(args.work, name + ".kiln")
+    compiled = sh([args.kiln, "compile", model, "-o", artifact])
+    if compiled.returncode != 0:
+        row["error"] = "kiln compile: " + lastLine(compiled.stderr)
+        return row
+    row["kiln_bytes"] = os.path.getsize(artifact)
+    ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
+    for threads in args.threads:
+        timing = {}
+        for who, command in (
+                ("kiln", [args.kiln, "bench", artifact, f"--input=@{input_npy}",
+                          f"--threads={threads}", f"--seconds={args.seconds}", "--json"]),
+                ("ort", ort + [f"--threads={threads}", f"--seconds={args.seconds}", "--json"])):
+            result = sh(command)
+            if result.returncode != 0:
+                timing[who + "_error"] = lastLine(result.stderr)
+                continue
+            stats = json.loads(lastLine(result.stdout))
+            timing[who + "_p50_us"] = stats["p50_us"]
+            timing[who + "_p99_us"] = stats["p99_us"]
+        row["threads"][str(threads)] = timing
+    output = os.path.join(args.work, name + "_out.npy")
+    row["kiln_rss_kb"] = peakRssKb([args.kiln, "run", artifact, f"--input=@{input_npy}",
+                                    f"--output=@{output}"])
+    row["ort_rss_kb"] = peakRssKb(ort + ["--iterations=1", "--warmup=1", "--json"])
+    return row
+
+
+def formatUs(us):
+    if us is None:
+        return "-"
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} us"
+
+
+def printTable(rows, threads, baseline_kb):
+    header = ["model"]
+    for t in threads:
+        header += [f"kiln p50 {t}T", f"ORT p50 {t}T", f"ORT/kiln {t}T"]
+    header += ["kiln RSS", "ORT RSS", ".kiln size", ".onnx size"]
+    table = [header]
+    notes = []
+    for row in rows:
+        if "error" in row:
+            notes.append(f"{row['model']}: {row['error']}")
+            table.append([row["model"]] + ["-"] * (len(header) - 1))
+            continue
+        line = [row["model"]]
+        for t in threads:
+            timing = row["threads"][str(t)]
+            kiln, ort = timing.get("kiln_p50_us"), timing.get("ort_p50_us")
+            line += [formatUs(kiln), formatUs(ort), f"{ort / kiln:.2f}" if kiln and ort else "-"]
+            for who in ("kiln", "ort"):
+                if who + "_error" in timing:
+                    notes.append(f"{row['model']} {t}T {who}: {timing[who + '_error']}")
+        rss = lambda kb: f"{kb / 1024:.1f} MB" if kb else "-"
+        line += [rss(row["kiln_rss_kb"]), rss(row["ort_rss_kb"]),
+                 f"{row['kiln_bytes'] / 1024:.1f} KB", f"{row['onnx_bytes'] / 1024:.1f} KB"]
+        table.append(line)
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for i, r in enumerate(table):
+        print("  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(r, widths))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    if baseline_kb:
+        print(f"\nORT RSS includes node + onnxruntime-node itself: {baseline_kb / 1024:.1f} MB "
+              "with no model loaded (bench/ort_bench.js --baseline).")
+    for note in notes:
+        print("note: " + note)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kiln", default=os.path.join(ROOT, "build", "bin", "kiln"))
+    parser.add_argument("--models-dir", default=os.path.join(ROOT, "build", "e2e-models"))
+    parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"))
+    parser.add_argument("--python", default="/usr/bin/python3",
+                        help="Python with torch for scripts/export_models.py")
+    parser.add_argument("--models", help="comma-separated subset (default: all)")
+    parser.add_argument("--threads", default="1,2", help="thread counts, e.g. 1,2")
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per run")
+    parser.add_argument("--json", help="also write the raw figures to this file")
+    args = parser.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
+    if not os.access(args.kiln, os.X_OK):
+        sys.exit(f"compare: {args.kiln} not found; run 'make' first (or pass --kiln)")
+    if not os.path.isdir(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
+        sys.exit("compare: onnxruntime-node missing; run "
+                 "'cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm ci'")
+    os.makedirs(args.work, exist_ok=True)
+
+    rows = []
+    for name, model, input_npy in findModels(args):
+        print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
+        rows.append(benchModel(args, name, model, input_npy))
+    baseline_kb = peakRssKb(["node", os.path.join(ROOT, "bench", "ort_bench.js"), "--baseline"])
+    cpu = sh(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).stdout.strip()
+    print(f"kiln vs ONNX Runtime (onnxruntime-node), p50 of {args.seconds:g} s per run; "
+          f"CPU: {cpu}, {os.cpu_count()} cores\n")
+    printTable(rows, args.threads, baseline_kb)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpu": cpu, "seconds": args.seconds, "ort_baseline_rss_kb": baseline_kb,
+                       "models": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
