@@ -70,6 +70,9 @@ def benchModel(args, name, model, input_npy):
         row["error"] = "kiln compile: " + lastLine(compiled.stderr)
         return row
     row["kiln_bytes"] = os.path.getsize(artifact)
+    dumped = sh([args.kiln, "dump", artifact, "--json"])
+    if dumped.returncode == 0:
+        row["dump"] = sizeBreakdown(json.loads(dumped.stdout))
     ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
     for threads in args.threads:
         timing = {}
@@ -90,6 +93,40 @@ def benchModel(args, name, model, input_npy):
                                     f"--output=@{output}"])
     row["ort_rss_kb"] = peakRssKb(ort + ["--iterations=1", "--warmup=1", "--json"])
     return row
+
+
+def sizeBreakdown(dump):
+    """The parts of `kiln dump --json` that say where an artifact's bytes go."""
+    sections = {s["name"]: s["bytes"] for s in dump.get("sections", [])}
+    return {"file_bytes": dump.get("file_bytes"), "sections": sections,
+            "overhead_bytes": dump.get("overhead_bytes"), "arena_bytes": dump.get("arena_bytes"),
+            "dispatches": len(dump.get("dispatches", [])),
+            "stages": len({d.get("stage") for d in dump.get("dispatches", [])})}
+
+
+def printSizes(rows):
+    names = ["CONSTANTS", "KERNELS", "COMMANDS", "META", "DEBUG"]
+    header = ["model", "file"] + [n.lower() for n in names] + ["other", "arena", "dispatches",
+                                                               "stages"]
+    table = [header]
+    kb = lambda n: "-" if n is None else (f"{n / 1024:.1f} KB" if n >= 1024 else f"{n} B")
+    for row in rows:
+        dump = row.get("dump")
+        if not dump:
+            continue
+        sections = dump["sections"]
+        table.append([row["model"], kb(dump["file_bytes"])] +
+                     [kb(sections.get(n)) for n in names] +
+                     [kb(dump["overhead_bytes"]), kb(dump["arena_bytes"]),
+                      str(dump["dispatches"]), str(dump["stages"])])
+    if len(table) == 1:
+        return
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    print("\nartifact sizes (kiln dump --json; 'other' = header, section table, padding):\n")
+    for i, r in enumerate(table):
+        print("  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(r, widths))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
 
 
 def formatUs(us):
@@ -163,6 +200,7 @@ def main():
     print(f"kiln vs ONNX Runtime (onnxruntime-node), p50 of {args.seconds:g} s per run; "
           f"CPU: {cpu}, {os.cpu_count()} cores\n")
     printTable(rows, args.threads, baseline_kb)
+    printSizes(rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu, "seconds": args.seconds, "ort_baseline_rss_kb": baseline_kb,
