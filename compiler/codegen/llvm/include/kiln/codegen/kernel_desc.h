@@ -1,0 +1,137 @@
+// The code generator's own description of one kernel: an op family, its attributes and the
+// dtypes/shapes of its bindings. Dispatches of the IR are lowered to this (dispatch_lowering),
+// and unit tests build it directly. LLVM-free. Every binding is a dense row-major buffer.
+//
+// Binding order of a kernel = order of `inputs`, then the output (always the last binding).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+enum class ElemType : uint8_t { F32, I8, U8, I16, I32, I64, Bool };
+
+// Size in bytes of one element.
+uint32_t elemSize(ElemType type);
+const char* elemTypeName(ElemType type);
+bool isFloat(ElemType type);
+
+struct BufferDesc {
+  ElemType type = ElemType::F32;
+  std::vector<int64_t> shape;  // empty = scalar
+  int64_t elementCount() const;
+};
+
+// ---- Elementwise expressions: a small SSA list evaluated per output element -------------
+enum class ExprOp : uint8_t {
+  Input,     // value of input `input`, broadcast (numpy rules) to the output shape
+  Constant,  // `alpha`
+  // unary
+  Neg, Abs, Relu, Sigmoid, Tanh, Exp, Erf, Sqrt, Not,
+  LeakyRelu,  // alpha
+  Clip,       // min = alpha, max = beta
+  Cast,       // to the node's type
+  // binary
+  Add, Sub, Mul, Div, Max, Min,
+  Equal, Less, Greater,  // result Bool
+  // ternary
+  Where,  // a ? b : c
+};
+
+struct ExprNode {
+  ExprOp op = ExprOp::Input;
+  ElemType type = ElemType::F32;  // type of the result
+  int32_t a = -1, b = -1, c = -1; // operand node indices (earlier nodes)
+  int32_t input = -1;             // for Input: kernel input index
+  double alpha = 0, beta = 0;
+};
+
+// The result is the last node. Node types must be consistent (operands of arithmetic share
+// the result type; Cast changes it).
+struct ElementwiseExpr {
+  std::vector<ExprNode> nodes;
+  int32_t addInput(int32_t input, ElemType type);
+  int32_t addConstant(double value, ElemType type);
+  int32_t addUnary(ExprOp op, int32_t a, double alpha = 0, double beta = 0);
+  int32_t addCast(int32_t a, ElemType to);
+  int32_t addBinary(ExprOp op, int32_t a, int32_t b);
+  int32_t addWhere(int32_t cond, int32_t a, int32_t b);
+};
+
+// Activation applied to a conv/matmul result before it is stored (a fused epilogue).
+enum class Activation : uint8_t { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh };
+struct Epilogue {
+  Activation act = Activation::None;
+  float alpha = 0, beta = 0;  // Clip: [alpha, beta]; LeakyRelu: slope alpha
+};
+
+// ---- Op families --------------------------------------------------------------------------
+enum class KernelKind : uint8_t {
+  Elementwise,  // inputs: any; output: broadcast shape
+  Conv,         // inputs: X[N,C,H,W], W[OC,C/g,KH,KW], optional B[OC]; output [N,OC,OH,OW]
+  MatMul,       // inputs: A[...,M,K], B[...,K,N] (transposable), optional C (broadcast)
+  Pool,         // inputs: X[N,C,H,W]; output [N,C,OH,OW]
+  Reduce,       // inputs: X; output: X with `axes` reduced (keepdims or not, same order)
+  Softmax,      // inputs: X; output: same shape
+  Transpose,    // inputs: X; output: permuted
+  Concat,       // inputs: several; output: joined along `axis`
+  Slice,        // inputs: X; output shape = element counts per axis
+  Gather,       // inputs: data, indices (I32/I64); output data.shape with axis replaced
+  Pad,          // inputs: X; output: padded shape
+};
+
+enum class PoolKind : uint8_t { Max, Average };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min };
+enum class PadMode : uint8_t { Constant, Reflect, Edge };
+
+struct KernelDesc {
+  KernelKind kind = KernelKind::Elementwise;
+  std::vector<BufferDesc> inputs;
+  BufferDesc output;
+  // Bindings may overlap (an in-place elementwise op): no `noalias` on the pointers.
+  bool bindingsMayAlias = false;
+  std::string name;  // for diagnostics and symbol names only; not part of identity
+
+  ElementwiseExpr expr;  // Elementwise
+
+  // Conv / Pool (2-D; 1-D convolutions are lowered with H = 1)
+  std::array<int64_t, 2> kernelShape{1, 1};  // Pool only (Conv reads it from W)
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 2> dilations{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  int64_t groups = 1;
+  PoolKind poolKind = PoolKind::Max;
+  bool countIncludePad = false;
+  Epilogue epilogue;  // Conv, MatMul
+
+  // MatMul / Gemm: Y = alpha * op(A) op(B) + beta * C
+  bool transA = false, transB = false;
+  float alpha = 1.0f, beta = 1.0f;
+
+  // Reduce
+  ReduceKind reduceKind = ReduceKind::Sum;
+  std::vector<int64_t> axes;  // Reduce axes (sorted, non-negative)
+
+  // Softmax / Concat / Gather: the axis (non-negative)
+  int64_t axis = 0;
+  bool logSoftmax = false;
+
+  std::vector<int64_t> perm;    // Transpose
+  std::vector<int64_t> starts;  // Slice: first element per input axis; Pad: pads before
+  std::vector<int64_t> steps;   // Slice: step per axis (non-zero)
+  PadMode padMode = PadMode::Constant;
+  double padValue = 0;
+
+  // Canonical text of everything that determines the generated code (not `name`): two
+  // kernels with the same key are interchangeable.
+  std::string key() const;
+};
+
+// Checks a description for internal consistency (shapes agree with attributes). Throws
+// kiln::CompileError naming the kernel on failure.
+void verifyKernel(const KernelDesc& desc);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,167 @@
+// generateKernels: the code generator's driver. Merges identical kernel descriptions, emits
+// one LLVM function per distinct kernel into one module together with the kernel library
+// table and its query function, optimises, emits the object and links the embedded ELF.
+#include "kiln/codegen/codegen.h"
+
+#include <map>
+#include <system_error>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen_error.h"
+#include "elf_linker.h"
+#include "emitters.h"
+#include "kernel_builder.h"
+#include "kiln/format/kernel_abi.h"
+#include "object_inspect.h"
+#include "pipeline.h"
+#include "target_machine.h"
+
+namespace kiln::codegen {
+namespace detail {
+
+uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem) {
+  if (parallelExtent <= 0) return 1;
+  int64_t perGroup = std::max<int64_t>(1, kMinElementsPerWorkgroup / std::max<int64_t>(1, workPerItem));
+  int64_t groups = (parallelExtent + perGroup - 1) / perGroup;
+  return static_cast<uint32_t>(std::clamp<int64_t>(groups, 1, 1 << 16));
+}
+
+namespace {
+
+uint32_t emitKernelBody(KernelBuilder& kb) {
+  switch (kb.desc().kind) {
+    case KernelKind::Elementwise: return emitElementwise(kb);
+    case KernelKind::Conv: return emitConv(kb);
+    case KernelKind::MatMul: return emitMatMul(kb);
+    case KernelKind::Pool: return emitPool(kb);
+    case KernelKind::Reduce: return emitReduce(kb);
+    case KernelKind::Softmax: return emitSoftmax(kb);
+    case KernelKind::Transpose: return emitTranspose(kb);
+    case KernelKind::Concat: return emitConcat(kb);
+    case KernelKind::Slice: return emitSlice(kb);
+    case KernelKind::Gather: return emitGather(kb);
+    case KernelKind::Pad: return emitPad(kb);
+  }
+  return 1;
+}
+
+// The kernel library struct (kernel_abi.h) and, for the embedded ELF, the query function.
+void emitLibrary(llvm::Module& module, const std::vector<llvm::Function*>& kernels,
+                 const TargetConfig& target, const CodegenOptions& options) {
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
+
+  std::vector<llvm::Constant*> entries(kernels.begin(), kernels.end());
+  auto* tableType = llvm::ArrayType::get(ptr, entries.size());
+  auto* table = new llvm::GlobalVariable(module, tableType, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(tableType, entries),
+                                         "kiln_kernel_table");
+  llvm::Constant* nameData = llvm::ConstantDataArray::getString(ctx, options.libraryName);
+  auto* name = new llvm::GlobalVariable(module, nameData->getType(), true,
+                                        llvm::GlobalValue::PrivateLinkage, nameData,
+                                        "kiln_library_name");
+
+  auto* libraryType = llvm::StructType::get(ctx, {i32, i32, ptr, ptr});
+  llvm::Constant* library = llvm::ConstantStruct::get(
+      libraryType, {llvm::ConstantInt::get(i32, KILN_KERNEL_ABI_VERSION),
+                    llvm::ConstantInt::get(i32, kernels.size()), table, name});
+  bool shared = target.output == KernelOutput::SharedElf;
+  // A static library exports the struct under its name; the ELF keeps it private and exports
+  // the query function instead.
+  auto* libraryVar = new llvm::GlobalVariable(
+      module, libraryType, true,
+      shared ? llvm::GlobalValue::PrivateLinkage : llvm::GlobalValue::ExternalLinkage, library,
+      shared ? "kiln_library" : options.libraryName);
+  if (!shared) return;
+
+  auto* queryType = llvm::FunctionType::get(ptr, false);
+  auto* query = llvm::Function::Create(queryType, llvm::GlobalValue::ExternalLinkage,
+                                       KILN_KERNEL_QUERY_SYMBOL, module);
+  query->addFnAttr(llvm::Attribute::NoUnwind);
+  query->addFnAttr("target-cpu", target.cpu);
+  if (!target.features.empty()) query->addFnAttr("target-features", target.features);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", query));
+  b.CreateRet(libraryVar);
+}
+
+}  // namespace
+}  // namespace detail
+
+CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const TargetConfig& target,
+                              const CodegenOptions& options) {
+  using namespace detail;
+  for (const KernelDesc& desc : kernels) verifyKernel(desc);
+
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(target);
+  llvm::LLVMContext context;
+  llvm::Module module("kiln_kernels", context);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(machine->createDataLayout());
+  if (!target.abiName.empty()) {
+    module.addModuleFlag(llvm::Module::Error, "target-abi", llvm::MDString::get(context, target.abiName));
+  }
+
+  EmitTarget emitTarget;
+  emitTarget.softFloat = target.floatAbi == FloatAbi::Soft;
+  emitTarget.pointerBits = target.pointerBits;
+  emitTarget.optimizeForSize = target.microcontroller;
+  emitTarget.cpu = target.cpu;
+  emitTarget.features = target.features;
+
+  CodegenResult result;
+  result.output = target.output;
+  result.arch = target.arch;
+  result.floatAbi = target.floatAbi;
+  result.requiredFeatures = target.requiredFeatures;
+
+  // Identical descriptions share one kernel.
+  std::map<std::string, uint32_t> byKey;
+  std::vector<llvm::Function*> functions;
+  std::vector<uint32_t> workgroups;
+  for (const KernelDesc& desc : kernels) {
+    std::string key = desc.key();
+    auto found = byKey.find(key);
+    if (found == byKey.end()) {
+      uint32_t id = static_cast<uint32_t>(functions.size());
+      KernelBuilder kb(module, "kiln_kernel_" + std::to_string(id), desc, emitTarget);
+      workgroups.push_back(emitKernelBody(kb));
+      functions.push_back(kb.finish());
+      found = byKey.emplace(key, id).first;
+    }
+    result.kernelIndex.push_back(found->second);
+    result.maxWorkgroups.push_back(workgroups[found->second]);
+  }
+  result.kernelCount = static_cast<uint32_t>(functions.size());
+  emitLibrary(module, functions, target, options);
+
+  optimizeModule(module, *machine, target.microcontroller);
+  if (!options.dumpIrPath.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(options.dumpIrPath, ec, llvm::sys::fs::OF_Text);
+    if (ec) fail("cannot write --dump-ir file '" + options.dumpIrPath + "': " + ec.message());
+    module.print(os, nullptr);
+  }
+  std::vector<uint8_t> object = emitObject(module, *machine);
+
+  ObjectFacts facts = inspectObject(object);
+  if (!facts.undefinedSymbols.empty()) {
+    std::string names;
+    for (const std::string& s : facts.undefinedSymbols) names += (names.empty() ? "" : ", ") + s;
+    fail("internal error: generated kernels for " + target.triple + " call library functions: " +
+         names);
+  }
+  result.stackBoundBytes = facts.largestFrame;
+  result.bytes = target.output == KernelOutput::SharedElf
+                     ? linkSharedElf(object, KILN_KERNEL_QUERY_SYMBOL)
+                     : std::move(object);
+  return result;
+}
+
+}  // namespace kiln::codegen

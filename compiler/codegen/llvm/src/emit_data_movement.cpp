@@ -1,0 +1,194 @@
+// Data movement kernels: Transpose, Concat, Slice, Gather and Pad. All but Gather and Pad are
+// strided copies: the output is walked row by row (the innermost axis is a loop, the outer
+// axes are split over workgroups) and each element is read at an affine input offset.
+// Any dtype: elements are copied as integers of their size.
+#include "codegen_error.h"
+#include "emitters.h"
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Copy of `extents` elements: dst[dstBase + sum c_i dstStrides_i] = src[srcBase + sum c_i
+// srcStrides_i]. Outer axes are split over workgroups.
+struct StridedCopy {
+  unsigned src = 0;
+  int64_t srcBase = 0, dstBase = 0;
+  std::vector<int64_t> extents, srcStrides, dstStrides;
+};
+
+int64_t outerCount(const StridedCopy& copy) {
+  int64_t outer = 1;
+  for (size_t i = 0; i + 1 < copy.extents.size(); ++i) outer *= copy.extents[i];
+  return outer;
+}
+
+void emitCopyRow(KernelBuilder& kb, const StridedCopy& copy, ElemType type, llvm::Value* o) {
+  llvm::IRBuilder<>& b = kb.b();
+  size_t rank = copy.extents.size();
+  std::vector<int64_t> outerExtents(copy.extents.begin(), copy.extents.end() - 1);
+  std::vector<llvm::Value*> coords =
+      outerExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, outerExtents);
+  llvm::Value* src = b.CreateAdd(
+      kb.index(copy.srcBase),
+      kb.linearize(coords, std::vector<int64_t>(copy.srcStrides.begin(), copy.srcStrides.end() - 1)));
+  llvm::Value* dst = b.CreateAdd(
+      kb.index(copy.dstBase),
+      kb.linearize(coords, std::vector<int64_t>(copy.dstStrides.begin(), copy.dstStrides.end() - 1)));
+  int64_t srcStep = copy.srcStrides[rank - 1], dstStep = copy.dstStrides[rank - 1];
+  kb.forRange(0, copy.extents[rank - 1], [&](llvm::Value* j) {
+    llvm::Value* value =
+        kb.load(copy.src, type, b.CreateAdd(src, b.CreateMul(j, kb.index(srcStep))));
+    kb.store(kb.outputBinding(), type, b.CreateAdd(dst, b.CreateMul(j, kb.index(dstStep))), value);
+  });
+}
+
+uint32_t emitCopies(KernelBuilder& kb, const std::vector<StridedCopy>& copies) {
+  int64_t maxOuter = 1;
+  for (const StridedCopy& copy : copies) {
+    int64_t outer = outerCount(copy);
+    maxOuter = std::max(maxOuter, outer);
+    kb.forWorkgroupShare(outer, [&](llvm::Value* o) {
+      emitCopyRow(kb, copy, kb.desc().output.type, o);
+    });
+  }
+  return workgroupsFor(maxOuter, copies.empty() ? 1 : copies[0].extents.back());
+}
+
+// A rank-0 copy becomes a copy of one element.
+void ensureRank(StridedCopy& copy) {
+  if (!copy.extents.empty()) return;
+  copy.extents = {1};
+  copy.srcStrides = {0};
+  copy.dstStrides = {0};
+}
+
+}  // namespace
+
+uint32_t emitTranspose(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  std::vector<int64_t> inStrides = rowMajorStrides(d.inputs[0].shape);
+  StridedCopy copy;
+  copy.extents = d.output.shape;
+  copy.dstStrides = rowMajorStrides(d.output.shape);
+  for (int64_t axis : d.perm) copy.srcStrides.push_back(inStrides[axis]);
+  ensureRank(copy);
+  return emitCopies(kb, {copy});
+}
+
+uint32_t emitSlice(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  std::vector<int64_t> inStrides = rowMajorStrides(d.inputs[0].shape);
+  StridedCopy copy;
+  copy.extents = d.output.shape;
+  copy.dstStrides = rowMajorStrides(d.output.shape);
+  for (size_t i = 0; i < inStrides.size(); ++i) {
+    copy.srcBase += d.starts[i] * inStrides[i];
+    copy.srcStrides.push_back(d.steps[i] * inStrides[i]);
+  }
+  ensureRank(copy);
+  return emitCopies(kb, {copy});
+}
+
+uint32_t emitConcat(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  std::vector<int64_t> outStrides = rowMajorStrides(d.output.shape);
+  std::vector<StridedCopy> copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i < d.inputs.size(); ++i) {
+    const std::vector<int64_t>& shape = d.inputs[i].shape;
+    if (shape[d.axis] > 0) {
+      StridedCopy copy;
+      copy.src = static_cast<unsigned>(i);
+      copy.extents = shape;
+      copy.srcStrides = rowMajorStrides(shape);
+      copy.dstStrides = outStrides;
+      copy.dstBase = offset * outStrides[d.axis];
+      copies.push_back(copy);
+    }
+    offset += shape[d.axis];
+  }
+  return emitCopies(kb, copies);
+}
+
+uint32_t emitGather(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& ds = d.inputs[0].shape;
+  const ElemType indexType = d.inputs[1].type;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d.axis; ++i) outer *= ds[i];
+  for (size_t i = d.axis + 1; i < ds.size(); ++i) inner *= ds[i];
+  const int64_t A = ds[d.axis];
+  const int64_t count = d.inputs[1].elementCount();
+  const ElemType type = d.output.type;
+
+  kb.forWorkgroupShare(outer * count, [&](llvm::Value* item) {
+    llvm::Value* o = b.CreateUDiv(item, kb.index(count));
+    llvm::Value* k = b.CreateURem(item, kb.index(count));
+    // Negative indices count from the end; out-of-range ones are clamped (never read outside).
+    llvm::Value* idx = b.CreateSExtOrTrunc(kb.load(1, indexType, k), kb.indexType());
+    idx = b.CreateSelect(b.CreateICmpSLT(idx, kb.index(0)), b.CreateAdd(idx, kb.index(A)), idx);
+    idx = kb.minValue(kb.maxValue(idx, kb.index(0)), kb.index(A - 1));
+    llvm::Value* src = b.CreateMul(b.CreateAdd(b.CreateMul(o, kb.index(A)), idx), kb.index(inner));
+    llvm::Value* dst = b.CreateMul(item, kb.index(inner));
+    kb.forRange(0, inner, [&](llvm::Value* j) {
+      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), kb.load(0, type, b.CreateAdd(src, j)));
+    });
+  });
+  return workgroupsFor(outer * count, inner);
+}
+
+uint32_t emitPad(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const ElemType type = d.output.type;
+  std::vector<int64_t> xStrides = rowMajorStrides(xs);
+  size_t rank = ys.size();
+  std::vector<int64_t> outerExtents(ys.begin(), ys.end() - 1);
+  int64_t outer = 1;
+  for (int64_t e : outerExtents) outer *= e;
+
+  // Input coordinate of output coordinate c on an axis (c - before), mapped into [0, n) by
+  // the mode; `inside` tells whether it was there already (constant mode needs it).
+  auto mapAxis = [&](llvm::Value* c, size_t axis, llvm::Value*& inside) {
+    int64_t n = xs[axis];
+    llvm::Value* i = b.CreateSub(c, kb.index(d.starts[axis]));
+    inside = b.CreateAnd(b.CreateICmpSGE(i, kb.index(0)), b.CreateICmpSLT(i, kb.index(n)));
+    if (d.padMode == PadMode::Edge || d.padMode == PadMode::Constant) {
+      return kb.minValue(kb.maxValue(i, kb.index(0)), kb.index(n - 1));
+    }
+    // Reflect (pads smaller than the axis, as ONNX requires): -i, then 2(n-1) - i.
+    i = b.CreateSelect(b.CreateICmpSLT(i, kb.index(0)), b.CreateNeg(i), i);
+    i = b.CreateSelect(b.CreateICmpSGE(i, kb.index(n)), b.CreateSub(kb.index(2 * (n - 1)), i), i);
+    return kb.minValue(kb.maxValue(i, kb.index(0)), kb.index(n - 1));
+  };
+
+  kb.forWorkgroupShare(outer, [&](llvm::Value* o) {
+    std::vector<llvm::Value*> coords =
+        outerExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, outerExtents);
+    llvm::Value* rowInside = b.getTrue();
+    llvm::Value* src = kb.index(0);
+    for (size_t axis = 0; axis + 1 < rank; ++axis) {
+      llvm::Value* inside;
+      llvm::Value* i = mapAxis(coords[axis], axis, inside);
+      rowInside = b.CreateAnd(rowInside, inside);
+      src = b.CreateAdd(src, b.CreateMul(i, kb.index(xStrides[axis])));
+    }
+    llvm::Value* dst = b.CreateMul(o, kb.index(ys[rank - 1]));
+    kb.forRange(0, ys[rank - 1], [&](llvm::Value* j) {
+      llvm::Value* inside;
+      llvm::Value* i = mapAxis(j, rank - 1, inside);
+      llvm::Value* value = kb.load(0, type, b.CreateAdd(src, i));
+      if (d.padMode == PadMode::Constant) {
+        value = b.CreateSelect(b.CreateAnd(rowInside, inside), value, kb.constant(type, d.padValue));
+      }
+      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), value);
+    });
+  });
+  return workgroupsFor(outer, ys[rank - 1]);
+}
+
+}  // namespace kiln::codegen::detail

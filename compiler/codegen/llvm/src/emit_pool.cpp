@@ -1,0 +1,91 @@
+// Max and average pooling over NCHW (kernel, strides, dilations, pads; ceil mode is already
+// in the output shape). Same shape as the plain convolution: each workgroup item is one
+// output row, combined in place tap by tap over the columns whose input is inside the image;
+// the average divides by the number of taps counted (padding included or not).
+#include "emitters.h"
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Number of taps k in [0, kernel) with position start + k * dilation in [lo, hi).
+llvm::Value* tapCount(KernelBuilder& kb, llvm::Value* start, int64_t kernel, int64_t dilation,
+                      int64_t lo, int64_t hi) {
+  llvm::IRBuilder<>& b = kb.b();
+  llvm::Value* count = kb.index(0);
+  for (int64_t k = 0; k < kernel; ++k) {
+    llvm::Value* pos = b.CreateAdd(start, kb.index(k * dilation));
+    llvm::Value* inside =
+        b.CreateAnd(b.CreateICmpSGE(pos, kb.index(lo)), b.CreateICmpSLT(pos, kb.index(hi)));
+    count = b.CreateAdd(count, b.CreateZExt(inside, kb.indexType()));
+  }
+  return count;
+}
+
+}  // namespace
+
+uint32_t emitPool(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const ElemType f32 = ElemType::F32;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
+  const int64_t KH = d.kernelShape[0], KW = d.kernelShape[1];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t padTop = d.pads[0], padLeft = d.pads[1];
+  const int64_t padBottom = d.pads[2], padRight = d.pads[3];
+  const bool isMax = d.poolKind == PoolKind::Max;
+  const unsigned out = kb.outputBinding();
+
+  const int64_t rows = ys[0] * ys[1] * OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    llvm::Value* plane = b.CreateUDiv(row, kb.index(OH));  // n * C + c
+    llvm::Value* oh = b.CreateURem(row, kb.index(OH));
+    llvm::Value* inPlane = b.CreateMul(plane, kb.index(H * W));
+    llvm::Value* rowBase = b.CreateMul(row, kb.index(OW));
+    llvm::Value* init = kb.f32(isMax ? -__builtin_inff() : 0.0f);
+    kb.forRange(0, OW, [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
+    llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop));
+    kb.forRange(0, KH, [&](llvm::Value* kh) {
+      llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(dh)));
+      llvm::Value* inside =
+          b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)), b.CreateICmpSLT(ih, kb.index(H)));
+      kb.ifThen(inside, [&] {
+        llvm::Value* inRow = b.CreateAdd(inPlane, b.CreateMul(ih, kb.index(W)));
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          int64_t shift = kw * dw - padLeft;
+          int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+          int64_t last = (W - 1 - shift) >= 0 ? (W - 1 - shift) / sw : -1;
+          if (last >= OW) last = OW - 1;
+          if (first > last) continue;
+          kb.forRange(first, last + 1, [&](llvm::Value* ow) {
+            llvm::Value* iw = b.CreateAdd(b.CreateMul(ow, kb.index(sw)), kb.index(shift));
+            llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
+            llvm::Value* at = b.CreateAdd(rowBase, ow);
+            llvm::Value* acc = kb.load(out, f32, at);
+            kb.store(out, f32, at, isMax ? kb.maxValue(x, acc) : b.CreateFAdd(acc, x));
+          });
+        }
+      });
+    });
+    if (!isMax) {
+      // Divisor: taps inside the image, or inside the padded image with count_include_pad.
+      int64_t hLo = d.countIncludePad ? -padTop : 0, hHi = d.countIncludePad ? H + padBottom : H;
+      int64_t wLo = d.countIncludePad ? -padLeft : 0, wHi = d.countIncludePad ? W + padRight : W;
+      llvm::Value* rowsCounted = tapCount(kb, ihStart, KH, dh, hLo, hHi);
+      kb.forRange(0, OW, [&](llvm::Value* ow) {
+        llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
+        llvm::Value* taps = b.CreateMul(rowsCounted, tapCount(kb, iwStart, KW, dw, wLo, wHi));
+        llvm::Value* divisor = b.CreateSIToFP(b.CreateSelect(b.CreateICmpEQ(taps, kb.index(0)),
+                                                             kb.index(1), taps),
+                                              b.getFloatTy());
+        llvm::Value* at = b.CreateAdd(rowBase, ow);
+        kb.store(out, f32, at, b.CreateFDiv(kb.load(out, f32, at), divisor));
+      });
+    }
+  });
+  return workgroupsFor(rows, OW * KH * KW);
+}
+
+}  // namespace kiln::codegen::detail

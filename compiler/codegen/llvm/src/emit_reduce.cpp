@@ -1,0 +1,138 @@
+// Reductions (sum, mean, max, min over any set of axes; GlobalAveragePool is a mean over H, W)
+// and softmax / log-softmax along one axis. Each workgroup item produces one output element
+// (reduce) or one softmax lane; its reduced axes are walked by nested loops.
+#include <algorithm>
+#include <functional>
+
+#include "emitters.h"
+#include "kernel_builder.h"
+#include "math_approx.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Calls body(offset) for every point of a loop nest over `extents` with `strides`, starting
+// at `base` (offsets in elements).
+void forNest(KernelBuilder& kb, llvm::Value* base, const std::vector<int64_t>& extents,
+             const std::vector<int64_t>& strides, size_t axis,
+             const std::function<void(llvm::Value*)>& body) {
+  if (axis == extents.size()) {
+    body(base);
+    return;
+  }
+  kb.forRange(0, extents[axis], [&](llvm::Value* i) {
+    llvm::IRBuilder<>& b = kb.b();
+    llvm::Value* offset = b.CreateAdd(base, b.CreateMul(i, kb.index(strides[axis])));
+    forNest(kb, offset, extents, strides, axis + 1, body);
+  });
+}
+
+}  // namespace
+
+uint32_t emitReduce(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const ElemType type = d.output.type;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  std::vector<int64_t> xStrides = rowMajorStrides(xs);
+  std::vector<int64_t> keptExtents, keptStrides, redExtents, redStrides;
+  int64_t reducedCount = 1;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    bool reduced = std::find(d.axes.begin(), d.axes.end(), static_cast<int64_t>(i)) != d.axes.end();
+    (reduced ? redExtents : keptExtents).push_back(xs[i]);
+    (reduced ? redStrides : keptStrides).push_back(xStrides[i]);
+    if (reduced) reducedCount *= xs[i];
+  }
+  int64_t outputs = 1;
+  for (int64_t e : keptExtents) outputs *= e;
+  bool fp = isFloat(type);
+  // Identity of the combination: -inf / +inf or the integer type's extremes for max / min.
+  llvm::Value* init = kb.constant(type, 0);
+  if (d.reduceKind == ReduceKind::Max || d.reduceKind == ReduceKind::Min) {
+    bool isMax = d.reduceKind == ReduceKind::Max;
+    if (fp) {
+      init = kb.f32(isMax ? -__builtin_inff() : __builtin_inff());
+    } else {
+      unsigned bits = kb.elemType(type)->getIntegerBitWidth();
+      bool uns = type == ElemType::U8 || type == ElemType::Bool;
+      llvm::APInt value = uns ? (isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits))
+                              : (isMax ? llvm::APInt::getSignedMinValue(bits)
+                                       : llvm::APInt::getSignedMaxValue(bits));
+      init = llvm::ConstantInt::get(kb.context(), value);
+    }
+  }
+  llvm::Value* acc = kb.local(kb.elemType(type), "acc");
+
+  kb.forWorkgroupShare(outputs, [&](llvm::Value* o) {
+    std::vector<llvm::Value*> coords =
+        keptExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, keptExtents);
+    llvm::Value* base = kb.linearize(coords, keptStrides);
+    b.CreateStore(init, acc);
+    forNest(kb, base, redExtents, redStrides, 0, [&](llvm::Value* offset) {
+      llvm::Value* x = kb.load(0, type, offset);
+      llvm::Value* a = b.CreateLoad(kb.elemType(type), acc);
+      llvm::Value* next;
+      switch (d.reduceKind) {
+        case ReduceKind::Max: next = kb.maxValue(x, a); break;
+        case ReduceKind::Min: next = kb.minValue(x, a); break;
+        default: next = fp ? b.CreateFAdd(a, x) : b.CreateAdd(a, x); break;
+      }
+      b.CreateStore(next, acc);
+    });
+    llvm::Value* result = b.CreateLoad(kb.elemType(type), acc);
+    if (d.reduceKind == ReduceKind::Mean) {
+      result = fp ? b.CreateFDiv(result, kb.f32(static_cast<float>(reducedCount)))
+                  : b.CreateSDiv(result, kb.constant(type, static_cast<double>(reducedCount)));
+    }
+    kb.store(kb.outputBinding(), type, o, result);
+  });
+  return workgroupsFor(outputs, reducedCount);
+}
+
+uint32_t emitSoftmax(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const ElemType f32 = ElemType::F32;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d.axis; ++i) outer *= xs[i];
+  for (size_t i = d.axis + 1; i < xs.size(); ++i) inner *= xs[i];
+  const int64_t A = xs[d.axis];
+  const unsigned out = kb.outputBinding();
+  llvm::Value* maxSlot = kb.local(b.getFloatTy(), "max");
+  llvm::Value* sumSlot = kb.local(b.getFloatTy(), "sum");
+
+  kb.forWorkgroupShare(outer * inner, [&](llvm::Value* lane) {
+    llvm::Value* o = b.CreateUDiv(lane, kb.index(inner));
+    llvm::Value* i = b.CreateURem(lane, kb.index(inner));
+    llvm::Value* base = b.CreateAdd(b.CreateMul(o, kb.index(A * inner)), i);
+    auto at = [&](llvm::Value* a) { return b.CreateAdd(base, b.CreateMul(a, kb.index(inner))); };
+    b.CreateStore(kb.f32(-__builtin_inff()), maxSlot);
+    kb.forRange(0, A, [&](llvm::Value* a) {
+      llvm::Value* x = kb.load(0, f32, at(a));
+      b.CreateStore(kb.maxValue(x, b.CreateLoad(b.getFloatTy(), maxSlot)), maxSlot);
+    });
+    llvm::Value* max = b.CreateLoad(b.getFloatTy(), maxSlot);
+    b.CreateStore(kb.f32(0.0f), sumSlot);
+    kb.forRange(0, A, [&](llvm::Value* a) {
+      llvm::Value* e = emitExp(kb, b.CreateFSub(kb.load(0, f32, at(a)), max));
+      if (!d.logSoftmax) kb.store(out, f32, at(a), e);
+      b.CreateStore(b.CreateFAdd(b.CreateLoad(b.getFloatTy(), sumSlot), e), sumSlot);
+    });
+    llvm::Value* sum = b.CreateLoad(b.getFloatTy(), sumSlot);
+    if (d.logSoftmax) {
+      llvm::Value* shift = b.CreateFAdd(max, emitLog(kb, sum));
+      kb.forRange(0, A, [&](llvm::Value* a) {
+        kb.store(out, f32, at(a), b.CreateFSub(kb.load(0, f32, at(a)), shift));
+      });
+    } else {
+      llvm::Value* scale = b.CreateFDiv(kb.f32(1.0f), sum);
+      kb.forRange(0, A, [&](llvm::Value* a) {
+        kb.store(out, f32, at(a), b.CreateFMul(kb.load(out, f32, at(a)), scale));
+      });
+    }
+  });
+  return workgroupsFor(outer * inner, A * 4);
+}
+
+}  // namespace kiln::codegen::detail

@@ -1,0 +1,28 @@
+// The kernel emitters, one per op family (one source file each). Each writes the body of the
+// kernel that `kb` was created for and returns how many workgroups its iteration space splits
+// into at most. Plain loops for now; tiled fast paths replace a family's emitter later.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::codegen::detail {
+
+class KernelBuilder;
+
+uint32_t emitElementwise(KernelBuilder& kb);   // emit_elementwise.cpp
+uint32_t emitConv(KernelBuilder& kb);          // emit_conv.cpp
+uint32_t emitMatMul(KernelBuilder& kb);        // emit_matmul.cpp
+uint32_t emitPool(KernelBuilder& kb);          // emit_pool.cpp
+uint32_t emitReduce(KernelBuilder& kb);        // emit_reduce.cpp
+uint32_t emitSoftmax(KernelBuilder& kb);       // emit_reduce.cpp
+uint32_t emitTranspose(KernelBuilder& kb);     // emit_data_movement.cpp
+uint32_t emitConcat(KernelBuilder& kb);        // emit_data_movement.cpp
+uint32_t emitSlice(KernelBuilder& kb);         // emit_data_movement.cpp
+uint32_t emitGather(KernelBuilder& kb);        // emit_data_movement.cpp
+uint32_t emitPad(KernelBuilder& kb);           // emit_data_movement.cpp
+
+// Workgroup counts: a workgroup should get at least this many elements' worth of work.
+constexpr int64_t kMinElementsPerWorkgroup = 4096;
+uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem);
+
+}  // namespace kiln::codegen::detail

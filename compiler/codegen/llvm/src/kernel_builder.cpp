@@ -1,0 +1,273 @@
+// KernelBuilder implementation: function skeleton, element access, loops, workgroup split.
+#include "kernel_builder.h"
+
+#include <llvm/IR/Attributes.h>
+#include <llvm/IR/Function.h>
+
+#include "math_approx.h"
+
+namespace kiln::codegen::detail {
+
+namespace {
+
+void addCommonAttributes(llvm::Function* fn, const EmitTarget& target) {
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NoFree);
+  fn->addFnAttr(llvm::Attribute::NoSync);
+  fn->addFnAttr(llvm::Attribute::WillReturn);
+  fn->addFnAttr("no-builtins");
+  fn->addFnAttr("target-cpu", target.cpu);
+  if (!target.features.empty()) fn->addFnAttr("target-features", target.features);
+  if (target.softFloat) fn->addFnAttr("use-soft-float", "true");
+  if (target.optimizeForSize) fn->addFnAttr(llvm::Attribute::OptimizeForSize);
+}
+
+}  // namespace
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& shape,
+                                      const std::vector<int64_t>& outShape) {
+  std::vector<int64_t> own = rowMajorStrides(shape);
+  std::vector<int64_t> strides(outShape.size(), 0);
+  size_t offset = outShape.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    strides[offset + i] = shape[i] == 1 ? 0 : own[i];
+  }
+  return strides;
+}
+
+KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name,
+                             const KernelDesc& desc, const EmitTarget& target)
+    : module_(module), desc_(desc), target_(target), builder_(module.getContext()) {
+  llvm::LLVMContext& ctx = module.getContext();
+  indexType_ = llvm::IntegerType::get(ctx, target.pointerBits);
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type* voidTy = llvm::Type::getVoidTy(ctx);
+  unsigned bindingCount = static_cast<unsigned>(desc.inputs.size()) + 1;
+
+  // The ABI entry point: void(void* const* bindings, uint32_t id, uint32_t count).
+  auto* entryType = llvm::FunctionType::get(voidTy, {ptr, i32, i32}, false);
+  entry_ = llvm::Function::Create(entryType, llvm::GlobalValue::InternalLinkage, name, module);
+  addCommonAttributes(entry_, target);
+  entry_->addParamAttr(0, llvm::Attribute::NoAlias);
+  entry_->addParamAttr(0, llvm::Attribute::NoCapture);
+  entry_->addParamAttr(0, llvm::Attribute::ReadOnly);
+
+  // The body takes the binding pointers as parameters so that they can carry `noalias`;
+  // inlining turns that into alias scopes the vectoriser uses.
+  std::vector<llvm::Type*> bodyParams(bindingCount, ptr);
+  bodyParams.push_back(i32);
+  bodyParams.push_back(i32);
+  auto* bodyType = llvm::FunctionType::get(voidTy, bodyParams, false);
+  body_ = llvm::Function::Create(bodyType, llvm::GlobalValue::InternalLinkage, name + ".body",
+                                 module);
+  addCommonAttributes(body_, target);
+  body_->addFnAttr(llvm::Attribute::AlwaysInline);
+  for (unsigned i = 0; i < bindingCount; ++i) {
+    if (!desc.bindingsMayAlias) body_->addParamAttr(i, llvm::Attribute::NoAlias);
+    body_->addParamAttr(i, llvm::Attribute::NoCapture);
+    body_->addParamAttr(i, llvm::Attribute::NonNull);
+  }
+
+  // Entry: load each binding pointer, call the body.
+  llvm::BasicBlock* entryBlock = llvm::BasicBlock::Create(ctx, "entry", entry_);
+  builder_.SetInsertPoint(entryBlock);
+  std::vector<llvm::Value*> args;
+  for (unsigned i = 0; i < bindingCount; ++i) {
+    llvm::Value* slot = builder_.CreateConstInBoundsGEP1_32(ptr, entry_->getArg(0), i);
+    args.push_back(builder_.CreateAlignedLoad(ptr, slot, llvm::Align(target.pointerBits / 8)));
+  }
+  args.push_back(entry_->getArg(1));
+  args.push_back(entry_->getArg(2));
+  builder_.CreateCall(body_, args);
+  builder_.CreateRetVoid();
+
+  allocaBlock_ = llvm::BasicBlock::Create(ctx, "entry", body_);
+  llvm::BasicBlock* start = llvm::BasicBlock::Create(ctx, "start", body_);
+  builder_.SetInsertPoint(allocaBlock_);
+  builder_.CreateBr(start);
+  builder_.SetInsertPoint(start);
+  for (unsigned i = 0; i < bindingCount; ++i) bindings_.push_back(body_->getArg(i));
+  workgroupId_ = body_->getArg(bindingCount);
+  workgroupCount_ = body_->getArg(bindingCount + 1);
+
+  // Float arithmetic may be contracted into fused multiply-adds.
+  llvm::FastMathFlags flags;
+  flags.setAllowContract(true);
+  builder_.setFastMathFlags(flags);
+}
+
+llvm::Function* KernelBuilder::finish() {
+  builder_.CreateRetVoid();
+  return entry_;
+}
+
+llvm::Type* KernelBuilder::elemType(ElemType type) {
+  llvm::LLVMContext& ctx = context();
+  switch (type) {
+    case ElemType::F32: return llvm::Type::getFloatTy(ctx);
+    case ElemType::I8:
+    case ElemType::U8: return llvm::Type::getInt8Ty(ctx);
+    case ElemType::I16: return llvm::Type::getInt16Ty(ctx);
+    case ElemType::I32: return llvm::Type::getInt32Ty(ctx);
+    case ElemType::I64: return llvm::Type::getInt64Ty(ctx);
+    case ElemType::Bool: return llvm::Type::getInt1Ty(ctx);
+  }
+  return nullptr;
+}
+
+llvm::Value* KernelBuilder::index(int64_t value) {
+  return llvm::ConstantInt::get(indexType_, static_cast<uint64_t>(value), true);
+}
+
+llvm::Value* KernelBuilder::constant(ElemType type, double value) {
+  if (type == ElemType::F32) return f32(static_cast<float>(value));
+  if (type == ElemType::Bool) return builder_.getInt1(value != 0);
+  return llvm::ConstantInt::get(elemType(type), static_cast<uint64_t>(static_cast<int64_t>(value)),
+                                true);
+}
+
+llvm::Value* KernelBuilder::f32(float value) {
+  return llvm::ConstantFP::get(llvm::Type::getFloatTy(context()), value);
+}
+
+llvm::Value* KernelBuilder::bindingPointer(unsigned binding) { return bindings_.at(binding); }
+
+llvm::Value* KernelBuilder::load(unsigned binding, ElemType type, llvm::Value* linearIndex) {
+  // Bool is one byte in memory and i1 in registers.
+  llvm::Type* memType = type == ElemType::Bool ? builder_.getInt8Ty() : elemType(type);
+  llvm::Value* address = builder_.CreateInBoundsGEP(memType, bindings_.at(binding), linearIndex);
+  llvm::Value* value = builder_.CreateAlignedLoad(memType, address, llvm::Align(elemSize(type)));
+  if (type == ElemType::Bool) value = builder_.CreateICmpNE(value, builder_.getInt8(0));
+  return value;
+}
+
+void KernelBuilder::store(unsigned binding, ElemType type, llvm::Value* linearIndex,
+                          llvm::Value* value) {
+  llvm::Type* memType = type == ElemType::Bool ? builder_.getInt8Ty() : elemType(type);
+  if (type == ElemType::Bool) value = builder_.CreateZExt(value, memType);
+  llvm::Value* address = builder_.CreateInBoundsGEP(memType, bindings_.at(binding), linearIndex);
+  builder_.CreateAlignedStore(value, address, llvm::Align(elemSize(type)));
+}
+
+llvm::Value* KernelBuilder::local(llvm::Type* type, const char* name) {
+  llvm::IRBuilder<> entryBuilder(allocaBlock_, allocaBlock_->begin());
+  return entryBuilder.CreateAlloca(type, nullptr, name);
+}
+
+void KernelBuilder::forRange(llvm::Value* begin, llvm::Value* end, const Body& body) {
+  llvm::LLVMContext& ctx = context();
+  llvm::Function* fn = builder_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* preheader = builder_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "loop", fn);
+  llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx, "body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "done", fn);
+  builder_.CreateBr(header);
+
+  builder_.SetInsertPoint(header);
+  llvm::PHINode* i = builder_.CreatePHI(indexType_, 2, "i");
+  i->addIncoming(begin, preheader);
+  builder_.CreateCondBr(builder_.CreateICmpSLT(i, end), bodyBlock, exit);
+
+  builder_.SetInsertPoint(bodyBlock);
+  body(i);
+  llvm::Value* next = builder_.CreateAdd(i, index(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  i->addIncoming(next, builder_.GetInsertBlock());
+  builder_.CreateBr(header);
+
+  builder_.SetInsertPoint(exit);
+}
+
+void KernelBuilder::forWorkgroupShare(int64_t total, const Body& body) {
+  if (total <= 0) return;
+  // share = total / count, the first (total % count) workgroups take one more.
+  llvm::Value* id = builder_.CreateZExt(workgroupId_, indexType_);
+  llvm::Value* count = builder_.CreateZExt(workgroupCount_, indexType_);
+  llvm::Value* totalValue = index(total);
+  llvm::Value* share = builder_.CreateUDiv(totalValue, count);
+  llvm::Value* rest = builder_.CreateURem(totalValue, count);
+  llvm::Value* takesMore = builder_.CreateICmpULT(id, rest);
+  llvm::Value* extraBefore = builder_.CreateSelect(takesMore, id, rest);
+  llvm::Value* begin = builder_.CreateAdd(builder_.CreateMul(id, share), extraBefore);
+  llvm::Value* size = builder_.CreateAdd(share, builder_.CreateZExt(takesMore, indexType_));
+  llvm::Value* end = builder_.CreateAdd(begin, size);
+  forRange(begin, end, body);
+}
+
+void KernelBuilder::ifThen(llvm::Value* cond, const std::function<void()>& then) {
+  llvm::LLVMContext& ctx = context();
+  llvm::Function* fn = builder_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(ctx, "then", fn);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx, "endif", fn);
+  builder_.CreateCondBr(cond, thenBlock, merge);
+  builder_.SetInsertPoint(thenBlock);
+  then();
+  builder_.CreateBr(merge);
+  builder_.SetInsertPoint(merge);
+}
+
+std::vector<llvm::Value*> KernelBuilder::decompose(llvm::Value* linear,
+                                                   const std::vector<int64_t>& extents) {
+  std::vector<llvm::Value*> coords(extents.size());
+  for (size_t i = extents.size(); i-- > 0;) {
+    if (i == 0) {
+      coords[i] = linear;
+    } else if (extents[i] == 1) {
+      coords[i] = index(0);
+    } else {
+      coords[i] = builder_.CreateURem(linear, index(extents[i]));
+      linear = builder_.CreateUDiv(linear, index(extents[i]));
+    }
+  }
+  return coords;
+}
+
+llvm::Value* KernelBuilder::linearize(const std::vector<llvm::Value*>& coords,
+                                      const std::vector<int64_t>& strides) {
+  llvm::Value* result = index(0);
+  for (size_t i = 0; i < coords.size(); ++i) {
+    if (strides[i] == 0) continue;
+    llvm::Value* term = strides[i] == 1 ? coords[i]
+                                        : builder_.CreateMul(coords[i], index(strides[i]), "",
+                                                             false, true);
+    result = builder_.CreateAdd(result, term, "", false, true);
+  }
+  return result;
+}
+
+llvm::Value* KernelBuilder::maxValue(llvm::Value* a, llvm::Value* b) {
+  if (a->getType()->isFloatingPointTy()) {
+    return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
+  }
+  return builder_.CreateSelect(builder_.CreateICmpSGT(a, b), a, b);
+}
+
+llvm::Value* KernelBuilder::minValue(llvm::Value* a, llvm::Value* b) {
+  if (a->getType()->isFloatingPointTy()) {
+    return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
+  }
+  return builder_.CreateSelect(builder_.CreateICmpSLT(a, b), a, b);
+}
+
+llvm::Value* KernelBuilder::applyEpilogue(const Epilogue& epilogue, llvm::Value* value) {
+  switch (epilogue.act) {
+    case Activation::None: return value;
+    case Activation::Relu: return maxValue(value, f32(0.0f));
+    case Activation::Clip:
+      return minValue(maxValue(value, f32(epilogue.alpha)), f32(epilogue.beta));
+    case Activation::LeakyRelu:
+      return builder_.CreateSelect(builder_.CreateFCmpOLT(value, f32(0.0f)),
+                                   builder_.CreateFMul(value, f32(epilogue.alpha)), value);
+    case Activation::Sigmoid: return emitSigmoid(*this, value);
+    case Activation::Tanh: return emitTanh(*this, value);
+  }
+  return value;
+}
+
+}  // namespace kiln::codegen::detail

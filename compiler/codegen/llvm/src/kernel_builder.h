@@ -1,0 +1,104 @@
+// KernelBuilder: the IRBuilder-level toolkit every kernel emitter uses. It owns one kernel
+// function (the ABI entry point plus an always-inlined body whose binding pointers are
+// `noalias`), and offers typed element access, counted loops, the split of an iteration space
+// over workgroups, and float helpers that never become library calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "kiln/codegen/kernel_desc.h"
+
+namespace kiln::codegen::detail {
+
+// What emitters need to know about the target.
+struct EmitTarget {
+  bool softFloat = false;
+  unsigned pointerBits = 64;
+  bool optimizeForSize = false;
+  std::string cpu, features;
+};
+
+using Body = std::function<void(llvm::Value*)>;
+
+class KernelBuilder {
+ public:
+  // Creates `void name(ptr bindings, i32 workgroup_id, i32 workgroup_count)` in `module`
+  // for `desc` and positions the builder in the body function's entry block.
+  KernelBuilder(llvm::Module& module, const std::string& name, const KernelDesc& desc,
+                const EmitTarget& target);
+
+  // Closes the body (return) and returns the ABI entry point.
+  llvm::Function* finish();
+
+  llvm::IRBuilder<>& b() { return builder_; }
+  llvm::LLVMContext& context() { return module_.getContext(); }
+  const EmitTarget& target() const { return target_; }
+  const KernelDesc& desc() const { return desc_; }
+
+  // ---- Types and constants ---------------------------------------------------------------
+  llvm::Type* indexType() const { return indexType_; }  // pointer-sized integer
+  llvm::Type* elemType(ElemType type);
+  llvm::Value* index(int64_t value);
+  llvm::Value* constant(ElemType type, double value);
+  llvm::Value* f32(float value);
+
+  // ---- Bindings -----------------------------------------------------------------------------
+  llvm::Value* bindingPointer(unsigned binding);
+  unsigned outputBinding() const { return static_cast<unsigned>(desc_.inputs.size()); }
+  llvm::Value* load(unsigned binding, ElemType type, llvm::Value* linearIndex);
+  void store(unsigned binding, ElemType type, llvm::Value* linearIndex, llvm::Value* value);
+
+  // A stack slot in the entry block (promoted to a register by the optimiser).
+  llvm::Value* local(llvm::Type* type, const char* name = "");
+
+  // ---- Control flow -----------------------------------------------------------------------------
+  // for (i = begin; i < end; ++i) body(i). Values are of indexType().
+  void forRange(llvm::Value* begin, llvm::Value* end, const Body& body);
+  void forRange(int64_t begin, int64_t end, const Body& body) {
+    forRange(index(begin), index(end), body);
+  }
+  // Calls body(i) for this workgroup's contiguous share of [0, total).
+  void forWorkgroupShare(int64_t total, const Body& body);
+  // if (cond) then(); — `cond` is i1.
+  void ifThen(llvm::Value* cond, const std::function<void()>& then);
+
+  // Splits a linear index into coordinates of `extents` (row-major).
+  std::vector<llvm::Value*> decompose(llvm::Value* linear, const std::vector<int64_t>& extents);
+  // Row-major linear index of `coords` in a buffer of `shape`, with per-axis strides given
+  // explicitly (stride 0 = broadcast axis).
+  llvm::Value* linearize(const std::vector<llvm::Value*>& coords,
+                         const std::vector<int64_t>& strides);
+
+  // ---- Float helpers (compare + select: no fmaxf calls on soft-float targets) -------------
+  llvm::Value* maxValue(llvm::Value* a, llvm::Value* b);
+  llvm::Value* minValue(llvm::Value* a, llvm::Value* b);
+  // Applies a conv/matmul epilogue activation to an f32 value.
+  llvm::Value* applyEpilogue(const Epilogue& epilogue, llvm::Value* value);
+
+ private:
+  llvm::Module& module_;
+  const KernelDesc& desc_;
+  EmitTarget target_;
+  llvm::IRBuilder<> builder_;
+  llvm::Type* indexType_;
+  llvm::Function* entry_ = nullptr;
+  llvm::Function* body_ = nullptr;
+  llvm::BasicBlock* allocaBlock_ = nullptr;
+  std::vector<llvm::Value*> bindings_;
+  llvm::Value* workgroupId_ = nullptr;
+  llvm::Value* workgroupCount_ = nullptr;
+};
+
+// Row-major strides of `shape` (in elements).
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape);
+// Strides that broadcast `shape` to `outShape` (numpy rules; size-1 and missing axes get 0).
+std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& shape,
+                                      const std::vector<int64_t>& outShape);
+
+}  // namespace kiln::codegen::detail

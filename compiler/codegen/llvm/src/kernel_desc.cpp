@@ -1,0 +1,160 @@
+// KernelDesc helpers: element types, expression building, the canonical identity key used to
+// merge identical kernels, and the consistency check run before emission.
+#include "kiln/codegen/kernel_desc.h"
+
+#include <sstream>
+
+#include "codegen_error.h"
+
+namespace kiln::codegen {
+
+uint32_t elemSize(ElemType type) {
+  switch (type) {
+    case ElemType::F32: return 4;
+    case ElemType::I8: case ElemType::U8: case ElemType::Bool: return 1;
+    case ElemType::I16: return 2;
+    case ElemType::I32: return 4;
+    case ElemType::I64: return 8;
+  }
+  return 0;
+}
+
+const char* elemTypeName(ElemType type) {
+  switch (type) {
+    case ElemType::F32: return "f32";
+    case ElemType::I8: return "i8";
+    case ElemType::U8: return "u8";
+    case ElemType::I16: return "i16";
+    case ElemType::I32: return "i32";
+    case ElemType::I64: return "i64";
+    case ElemType::Bool: return "bool";
+  }
+  return "?";
+}
+
+bool isFloat(ElemType type) { return type == ElemType::F32; }
+
+int64_t BufferDesc::elementCount() const {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return count;
+}
+
+int32_t ElementwiseExpr::addInput(int32_t input, ElemType type) {
+  ExprNode node;
+  node.op = ExprOp::Input;
+  node.type = type;
+  node.input = input;
+  nodes.push_back(node);
+  return static_cast<int32_t>(nodes.size() - 1);
+}
+
+int32_t ElementwiseExpr::addConstant(double value, ElemType type) {
+  ExprNode node;
+  node.op = ExprOp::Constant;
+  node.type = type;
+  node.alpha = value;
+  nodes.push_back(node);
+  return static_cast<int32_t>(nodes.size() - 1);
+}
+
+int32_t ElementwiseExpr::addUnary(ExprOp op, int32_t a, double alpha, double beta) {
+  ExprNode node;
+  node.op = op;
+  node.type = op == ExprOp::Not ? ElemType::Bool : nodes.at(a).type;
+  node.a = a;
+  node.alpha = alpha;
+  node.beta = beta;
+  nodes.push_back(node);
+  return static_cast<int32_t>(nodes.size() - 1);
+}
+
+int32_t ElementwiseExpr::addCast(int32_t a, ElemType to) {
+  int32_t n = addUnary(ExprOp::Cast, a);
+  nodes[n].type = to;
+  return n;
+}
+
+int32_t ElementwiseExpr::addBinary(ExprOp op, int32_t a, int32_t b) {
+  ExprNode node;
+  node.op = op;
+  bool compare = op == ExprOp::Equal || op == ExprOp::Less || op == ExprOp::Greater;
+  node.type = compare ? ElemType::Bool : nodes.at(a).type;
+  node.a = a;
+  node.b = b;
+  nodes.push_back(node);
+  return static_cast<int32_t>(nodes.size() - 1);
+}
+
+int32_t ElementwiseExpr::addWhere(int32_t cond, int32_t a, int32_t b) {
+  ExprNode node;
+  node.op = ExprOp::Where;
+  node.type = nodes.at(a).type;
+  node.a = cond;
+  node.b = a;
+  node.c = b;
+  nodes.push_back(node);
+  return static_cast<int32_t>(nodes.size() - 1);
+}
+
+namespace {
+
+void printList(std::ostream& os, const char* label, const std::vector<int64_t>& v) {
+  os << label << '[';
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  os << ']';
+}
+
+void printBuffer(std::ostream& os, const BufferDesc& buffer) {
+  os << elemTypeName(buffer.type);
+  printList(os, "", buffer.shape);
+}
+
+}  // namespace
+
+std::string KernelDesc::key() const {
+  std::ostringstream os;
+  os.precision(17);
+  os << "kind" << static_cast<int>(kind) << " alias" << bindingsMayAlias << " in(";
+  for (const BufferDesc& in : inputs) printBuffer(os, in), os << ' ';
+  os << ") out ";
+  printBuffer(os, output);
+  switch (kind) {
+    case KernelKind::Elementwise:
+      for (const ExprNode& n : expr.nodes) {
+        os << " {" << static_cast<int>(n.op) << ' ' << static_cast<int>(n.type) << ' ' << n.a
+           << ' ' << n.b << ' ' << n.c << ' ' << n.input << ' ' << n.alpha << ' ' << n.beta << '}';
+      }
+      break;
+    case KernelKind::Conv:
+    case KernelKind::Pool:
+      os << " k" << kernelShape[0] << 'x' << kernelShape[1] << " s" << strides[0] << 'x'
+         << strides[1] << " d" << dilations[0] << 'x' << dilations[1] << " p" << pads[0] << ','
+         << pads[1] << ',' << pads[2] << ',' << pads[3] << " g" << groups << " pool"
+         << static_cast<int>(poolKind) << " cip" << countIncludePad;
+      [[fallthrough]];
+    case KernelKind::MatMul:
+      os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '
+         << epilogue.beta << " t" << transA << transB << " ab" << alpha << ' ' << beta;
+      break;
+    case KernelKind::Reduce:
+      os << " r" << static_cast<int>(reduceKind);
+      printList(os, " axes", axes);
+      break;
+    case KernelKind::Softmax:
+    case KernelKind::Concat:
+    case KernelKind::Gather:
+      os << " axis" << axis << " log" << logSoftmax;
+      break;
+    case KernelKind::Transpose: printList(os, " perm", perm); break;
+    case KernelKind::Slice:
+    case KernelKind::Pad:
+      printList(os, " starts", starts);
+      printList(os, " steps", steps);
+      os << " mode" << static_cast<int>(padMode) << ' ' << padValue;
+      break;
+  }
+  return os.str();
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,154 @@
+// verifyKernel: checks that a KernelDesc is self-consistent before any code is emitted, so
+// that an emitter never indexes outside a binding. Messages name the kernel and its family.
+#include <algorithm>
+#include <string>
+
+#include "codegen_error.h"
+#include "kiln/codegen/kernel_desc.h"
+
+namespace kiln::codegen {
+namespace {
+
+const char* kindName(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::Elementwise: return "elementwise";
+    case KernelKind::Conv: return "conv";
+    case KernelKind::MatMul: return "matmul";
+    case KernelKind::Pool: return "pool";
+    case KernelKind::Reduce: return "reduce";
+    case KernelKind::Softmax: return "softmax";
+    case KernelKind::Transpose: return "transpose";
+    case KernelKind::Concat: return "concat";
+    case KernelKind::Slice: return "slice";
+    case KernelKind::Gather: return "gather";
+    case KernelKind::Pad: return "pad";
+  }
+  return "?";
+}
+
+class Checker {
+ public:
+  explicit Checker(const KernelDesc& d) : d_(d) {}
+  void require(bool ok, const std::string& what) const {
+    if (!ok) {
+      fail("cannot generate " + std::string(kindName(d_.kind)) + " kernel '" + d_.name +
+           "': " + what);
+    }
+  }
+  void inputCount(size_t lo, size_t hi) const {
+    require(d_.inputs.size() >= lo && d_.inputs.size() <= hi, "wrong number of inputs");
+  }
+  void rank(const BufferDesc& b, size_t r, const char* which) const {
+    require(b.shape.size() == r, std::string(which) + " must have rank " + std::to_string(r));
+  }
+  void f32(const BufferDesc& b) const {
+    require(b.type == ElemType::F32, std::string("dtype ") + elemTypeName(b.type) +
+                                         " is not supported (f32 only)");
+  }
+
+ private:
+  const KernelDesc& d_;
+};
+
+}  // namespace
+
+void verifyKernel(const KernelDesc& d) {
+  Checker c(d);
+  for (const BufferDesc& b : d.inputs) {
+    c.require(std::all_of(b.shape.begin(), b.shape.end(), [](int64_t e) { return e >= 0; }),
+              "negative dimension");
+  }
+  switch (d.kind) {
+    case KernelKind::Elementwise: {
+      c.require(!d.expr.nodes.empty(), "empty expression");
+      for (size_t i = 0; i < d.expr.nodes.size(); ++i) {
+        const ExprNode& n = d.expr.nodes[i];
+        auto earlier = [&](int32_t k) { return k < static_cast<int32_t>(i); };
+        c.require(earlier(n.a) && earlier(n.b) && earlier(n.c), "operand refers forward");
+        if (n.op == ExprOp::Input) {
+          c.require(n.input >= 0 && n.input < static_cast<int32_t>(d.inputs.size()),
+                    "expression input out of range");
+          c.require(d.inputs[n.input].type == n.type, "expression input dtype mismatch");
+          c.require(d.inputs[n.input].shape.size() <= d.output.shape.size(),
+                    "input rank exceeds output rank");
+        }
+      }
+      c.require(d.expr.nodes.back().type == d.output.type, "expression result dtype mismatch");
+      break;
+    }
+    case KernelKind::Conv: {
+      c.inputCount(2, 3);
+      c.rank(d.inputs[0], 4, "X");
+      c.rank(d.inputs[1], 4, "W");
+      c.rank(d.output, 4, "Y");
+      for (const BufferDesc& b : d.inputs) c.f32(b);
+      const auto& x = d.inputs[0].shape;
+      const auto& w = d.inputs[1].shape;
+      c.require(d.groups > 0 && x[1] == w[1] * d.groups && w[0] % d.groups == 0,
+                "channels do not match groups");
+      c.require(d.output.shape[1] == w[0], "output channels do not match W");
+      if (d.inputs.size() == 3) c.require(d.inputs[2].elementCount() == w[0], "bias size");
+      break;
+    }
+    case KernelKind::MatMul: {
+      c.inputCount(2, 3);
+      for (const BufferDesc& b : d.inputs) c.f32(b);
+      c.require(d.inputs[0].shape.size() >= 2 && d.inputs[1].shape.size() >= 2 &&
+                    d.output.shape.size() >= 2,
+                "operands must have rank >= 2");
+      const auto& a = d.inputs[0].shape;
+      const auto& b = d.inputs[1].shape;
+      int64_t ka = d.transA ? a[a.size() - 2] : a.back();
+      int64_t kb = d.transB ? b.back() : b[b.size() - 2];
+      c.require(ka == kb, "inner dimensions differ");
+      break;
+    }
+    case KernelKind::Pool:
+      c.inputCount(1, 1);
+      c.rank(d.inputs[0], 4, "X");
+      c.rank(d.output, 4, "Y");
+      c.f32(d.inputs[0]);
+      break;
+    case KernelKind::Reduce:
+      c.inputCount(1, 1);
+      for (int64_t axis : d.axes) {
+        c.require(axis >= 0 && axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
+      }
+      break;
+    case KernelKind::Softmax:
+      c.inputCount(1, 1);
+      c.f32(d.inputs[0]);
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
+      break;
+    case KernelKind::Transpose:
+      c.inputCount(1, 1);
+      c.require(d.perm.size() == d.inputs[0].shape.size(), "perm size");
+      break;
+    case KernelKind::Concat:
+      c.require(!d.inputs.empty(), "no inputs");
+      for (const BufferDesc& b : d.inputs) {
+        c.require(b.shape.size() == d.output.shape.size() && b.type == d.output.type,
+                  "inputs differ in rank or dtype");
+      }
+      break;
+    case KernelKind::Slice:
+      c.inputCount(1, 1);
+      c.require(d.starts.size() == d.inputs[0].shape.size() &&
+                    d.steps.size() == d.inputs[0].shape.size(),
+                "starts/steps size");
+      break;
+    case KernelKind::Gather:
+      c.inputCount(2, 2);
+      c.require(d.inputs[1].type == ElemType::I32 || d.inputs[1].type == ElemType::I64,
+                "indices must be i32 or i64");
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
+      break;
+    case KernelKind::Pad:
+      c.inputCount(1, 1);
+      c.require(d.starts.size() == d.inputs[0].shape.size(), "pads size");
+      c.require(!d.output.shape.empty(), "rank 0");
+      break;
+  }
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,133 @@
+// LLVM side of the target layer: host CPU detection, validation of triple/CPU/features
+// against LLVM's registry, the features recorded in the artifact, and TargetMachine creation.
+#include "target_machine.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include "codegen_error.h"
+#include "target_llvm.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Features worth recording in the artifact, per architecture: the runtime refuses to run
+// code whose features the CPU lacks. Names are LLVM's.
+std::vector<std::string> interestingFeatures(TargetArch arch) {
+  switch (arch) {
+    case TargetArch::X86_64:
+      return {"sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",
+              "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni"};
+    case TargetArch::AArch64:
+      return {"neon", "fp-armv8", "fullfp16", "dotprod", "i8mm", "sve"};
+    case TargetArch::RiscV64:
+    case TargetArch::RiscV32:
+      return {"m", "a", "f", "d", "c", "v", "zba", "zbb"};
+    case TargetArch::Arm32:
+      return {"dsp", "fpregs", "fp64", "mve", "mve.fp"};
+  }
+  return {};
+}
+
+const llvm::Target* lookupTarget(const std::string& triple) {
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) fail("unsupported --target-triple '" + triple + "': " + error);
+  return target;
+}
+
+}  // namespace
+
+void initializeLlvmTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+TargetConfig detectHostTarget() {
+  TargetConfig config;
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  triple.setVendor(llvm::Triple::UnknownVendor);
+  config.triple = triple.str();
+  config.cpu = llvm::sys::getHostCPUName().str();
+  std::vector<std::string> enabled;
+  for (const auto& entry : llvm::sys::getHostCPUFeatures()) {
+    if (entry.second) enabled.push_back("+" + entry.getKey().str());
+  }
+  std::sort(enabled.begin(), enabled.end());  // StringMap order is not deterministic
+  for (const std::string& f : enabled) {
+    if (!config.features.empty()) config.features += ",";
+    config.features += f;
+  }
+  return config;
+}
+
+void validateWithLlvm(TargetConfig& config) {
+  initializeLlvmTargets();
+  const llvm::Target* target = lookupTarget(config.triple);
+  // Created for the default CPU: LLVM warns on stderr about an unknown CPU it is given.
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(config.triple, "", ""));
+  if (!sti || !sti->isCPUStringValid(config.cpu)) {
+    fail("unknown --target-cpu '" + config.cpu + "' for triple " + config.triple);
+  }
+  // Every feature must be one LLVM knows (LLVM itself only prints a warning and ignores it).
+  llvm::ArrayRef<llvm::SubtargetFeatureKV> known = sti->getAllProcessorFeatures();
+  std::string features = config.features;
+  size_t pos = 0;
+  while (pos < features.size()) {
+    size_t end = features.find(',', pos);
+    if (end == std::string::npos) end = features.size();
+    std::string item = features.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    if (item[0] != '+' && item[0] != '-') {
+      fail("malformed --target-features entry '" + item + "': expected +name or -name");
+    }
+    std::string name = item.substr(1);
+    bool found = std::any_of(known.begin(), known.end(), [&](const llvm::SubtargetFeatureKV& kv) {
+      return name == kv.Key;
+    });
+    if (!found) fail("unknown --target-features entry '" + item + "' for triple " + config.triple);
+  }
+
+  std::unique_ptr<llvm::MCSubtargetInfo> full(
+      target->createMCSubtargetInfo(config.triple, config.cpu, config.features));
+  config.requiredFeatures.clear();
+  for (const std::string& name : interestingFeatures(config.arch)) {
+    if (full->checkFeatures("+" + name)) config.requiredFeatures.push_back(name);
+  }
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetConfig& config) {
+  initializeLlvmTargets();
+  const llvm::Target* target = lookupTarget(config.triple);
+  llvm::TargetOptions options;
+  options.FloatABIType =
+      config.floatAbi == FloatAbi::Soft ? llvm::FloatABI::Soft : llvm::FloatABI::Hard;
+  options.MCOptions.ABIName = config.abiName;
+  options.EmitStackSizeSection = true;
+  options.FunctionSections = true;
+  options.DataSections = true;
+  llvm::Reloc::Model reloc =
+      config.output == KernelOutput::SharedElf ? llvm::Reloc::PIC_ : llvm::Reloc::Static;
+  llvm::CodeGenOptLevel level =
+      config.microcontroller ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      config.triple, config.cpu, config.features, options, reloc, std::nullopt, level));
+  if (!machine) fail("LLVM cannot create a target machine for " + config.triple);
+  return machine;
+}
+
+}  // namespace kiln::codegen::detail

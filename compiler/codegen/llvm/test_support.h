@@ -1,0 +1,48 @@
+// Helpers for the code generator's unit tests: load a generated embedded ELF with dlopen and
+// call its kernels, run LLVM's command-line tools on generated files, make random inputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/codegen/codegen.h"
+#include "kiln/format/kernel_abi.h"
+
+namespace kiln::codegen::testing {
+
+// A generated kernel library loaded into the test process.
+class LoadedLibrary {
+ public:
+  explicit LoadedLibrary(const std::vector<uint8_t>& elf);
+  ~LoadedLibrary();
+  LoadedLibrary(const LoadedLibrary&) = delete;
+  LoadedLibrary& operator=(const LoadedLibrary&) = delete;
+
+  const kiln_kernel_library& library() const { return *library_; }
+  // Runs every workgroup of `kernel` in turn, like the inline executor.
+  void run(uint32_t kernel, const std::vector<void*>& bindings, uint32_t workgroups = 1) const;
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+  const kiln_kernel_library* library_ = nullptr;
+};
+
+// The target the tests run kernels on (the friendly name matching the test machine).
+TargetConfig hostTarget();
+
+// Generates a library with one kernel and runs it once per workgroup count in `splits`,
+// checking that every split gives the same output (returned).
+std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,
+                             std::vector<uint32_t> splits = {1, 3});
+
+// Writes bytes to a fresh temporary file and returns its path.
+std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& suffix);
+// Runs an LLVM tool (llvm-readelf-19, llvm-objdump-19 ...) and returns its standard output.
+std::string runTool(const std::string& tool, const std::string& arguments);
+
+std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+int64_t product(const std::vector<int64_t>& shape);
+
+}  // namespace kiln::codegen::testing
