@@ -3,11 +3,14 @@
 
 #include <sstream>
 
+#include "kiln/format/artifact.h"
 #include "kiln/ir/printer.h"
 #include "kiln/support/diagnostics.h"
 #include "kiln/support/strings.h"
 
 namespace kiln::ir {
+
+static_assert(kRead == KILN_ACCESS_READ && kWrite == KILN_ACCESS_WRITE, "Access must match");
 
 const Value* DispatchGraph::storageOf(const Value* value) const {
   auto it = viewRoot.find(value);

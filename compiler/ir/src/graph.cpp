@@ -181,6 +181,13 @@ void Graph::moveOpBefore(Op* op, Op* before) {
   ops_.splice(where, ops_, op->position_);
 }
 
+void Graph::renameValue(Value* value, const std::string& name) {
+  KILN_ASSERT(!name.empty() && !names_.count(name), "renameValue: name '" + name + "' is taken");
+  unregisterName(value);
+  value->name_ = name;
+  names_[name] = value;
+}
+
 void Graph::eraseConstant(Value* constant) {
   KILN_ASSERT(constant->isConstant() && !constant->hasUsers() && !isOutput(constant),
               "eraseConstant: %" + constant->name() + " is still used");

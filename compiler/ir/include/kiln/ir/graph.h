@@ -61,6 +61,8 @@ class Graph {
   void eraseOp(Op* op);
   // Moves `op` to just before `before` (nullptr: to the end).
   void moveOpBefore(Op* op, Op* before);
+  // Renames a value (the name must be unused; an input keeps the model's name: do not).
+  void renameValue(Value* value, const std::string& name);
   // Erases a constant with no users that is not a graph output.
   void eraseConstant(Value* constant);
   // Erases every constant with no users that is not an output; returns how many.

@@ -1,0 +1,47 @@
+// The compiler's passes, one per file in compiler/passes/. pipeline.h runs them in order.
+//
+// Graph passes rewrite an ir::Graph in place and return true if they changed it. They assume
+// a verified graph and leave it verified. The dispatch passes then turn the graph into an
+// ir::DispatchGraph (kiln/ir/dispatch_graph.h): formDispatches -> scheduleDispatches ->
+// planMemory, each filling in more of it.
+#pragma once
+
+#include <memory>
+
+#include "kiln/ir/dispatch_graph.h"
+#include "kiln/ir/graph.h"
+
+namespace kiln::passes {
+
+// dce.cpp: erases ops whose results are unused and not graph outputs, then unused constants.
+bool eliminateDeadCode(ir::Graph& graph);
+
+// canonicalize.cpp: removes Identity and inference Dropout, no-op Reshape/Flatten/Squeeze/
+// Unsqueeze/Transpose/Cast/Expand/Slice/Pad/Concat, and turns auto_pad into explicit pads.
+bool canonicalize(ir::Graph& graph);
+
+// fold_constants.cpp: evaluates ops whose operands are all constants (shape sub-graphs:
+// Shape, Gather, Unsqueeze, Concat, ConstantOfShape, Range, small integer arithmetic...;
+// also Transpose/Reshape/Cast of weights) and replaces them by constants.
+bool foldConstants(ir::Graph& graph);
+
+// fold_batchnorm.cpp: folds BatchNormalization with constant parameters into a preceding
+// Conv/Gemm with constant weights (if that op's result has no other use), else rewrites it
+// as Mul + Add by per-channel constants.
+bool foldBatchNorm(ir::Graph& graph);
+
+// form_dispatches.cpp: one dispatch per remaining compute op, view ops (Reshape, Flatten,
+// Squeeze, Unsqueeze) share their input's storage, COPY/FILL steps for outputs that the
+// producing dispatch cannot write directly, constants list. Takes ownership of the graph.
+// Throws CompileError if a static operand is still not a constant.
+ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph);
+
+// schedule.cpp: stages (a dispatch goes in the stage after its last producer), dispatches
+// reordered by (stage, topological order), the step list with a barrier between stages.
+void scheduleDispatches(ir::DispatchGraph& graph);
+
+// plan_memory.cpp: lifetimes in stages, in-place elementwise writes over dying operands,
+// best-fit arena offsets (64-byte aligned), BufferRefs of every binding and step, stats.
+void planMemory(ir::DispatchGraph& graph);
+
+}  // namespace kiln::passes

@@ -1,0 +1,251 @@
+// Memory planning tests: lifetimes, in-place writes, output routing, and the arena size
+// against the lower bound on ResNet-like and branchy graphs written in IR text.
+#include <cstdio>
+#include <sstream>
+
+#include "kiln/passes/passes.h"
+#include "kiln/passes/pipeline.h"
+#include "test_util.h"
+
+namespace kiln::passes {
+namespace {
+
+using testing::parseVerified;
+
+ir::DispatchGraph plan(const std::string& text) {
+  return compileGraph(parseVerified(text));
+}
+
+// A ResNet-style stem + `blocks` basic blocks (conv-bn-relu-conv-bn-add-relu), channels
+// doubling with stride 2 every other block, then global pool + Gemm.
+std::string resnetLike(int blocks) {
+  std::ostringstream t;
+  t << "graph @resnet_like {\n  input %x : f32[1,3,64,64]\n";
+  t << "  const %stem_w : f32[16,3,3,3] = splat(0.1)\n";
+  t << "  %h0 = Conv(%x, %stem_w) {pads = [1, 1, 1, 1], strides = [2, 2]} : f32[1,16,32,32]\n";
+  t << "  %a0 = Relu(%h0) : f32[1,16,32,32]\n";
+  int c = 16, hw = 32;
+  std::string cur = "a0";
+  for (int b = 1; b <= blocks; ++b) {
+    bool down = b % 2 == 0;
+    int oc = down ? c * 2 : c, ohw = down ? hw / 2 : hw, s = down ? 2 : 1;
+    std::string n = std::to_string(b);
+    auto type = [&](int ch, int sp) {
+      return "f32[1," + std::to_string(ch) + "," + std::to_string(sp) + "," + std::to_string(sp) + "]";
+    };
+    t << "  const %w" << n << "a : f32[" << oc << "," << c << ",3,3] = splat(0.01)\n";
+    t << "  const %w" << n << "b : f32[" << oc << "," << oc << ",3,3] = splat(0.01)\n";
+    t << "  const %g" << n << " : f32[" << oc << "] = splat(1.0)\n";
+    t << "  const %z" << n << " : f32[" << oc << "] = splat(0.0)\n";
+    t << "  %c" << n << "a = Conv(%" << cur << ", %w" << n << "a) {pads = [1, 1, 1, 1], strides = [" << s << ", " << s
+      << "]} : " << type(oc, ohw) << "\n";
+    t << "  %n" << n << "a = BatchNormalization(%c" << n << "a, %g" << n << ", %z" << n << ", %z" << n << ", %g" << n
+      << ") : " << type(oc, ohw) << "\n";
+    t << "  %r" << n << "a = Relu(%n" << n << "a) : " << type(oc, ohw) << "\n";
+    t << "  %c" << n << "b = Conv(%r" << n << "a, %w" << n << "b) {pads = [1, 1, 1, 1]} : " << type(oc, ohw) << "\n";
+    std::string skip = cur;
+    if (down) {
+      t << "  const %wd" << n << " : f32[" << oc << "," << c << ",1,1] = splat(0.02)\n";
+      t << "  %d" << n << " = Conv(%" << cur << ", %wd" << n << ") {strides = [2, 2]} : " << type(oc, ohw) << "\n";
+      skip = "d" + n;
+    }
+    t << "  %s" << n << " = Add(%c" << n << "b, %" << skip << ") : " << type(oc, ohw) << "\n";
+    t << "  %o" << n << " = Relu(%s" << n << ") : " << type(oc, ohw) << "\n";
+    cur = "o" + n;
+    c = oc;
+    hw = ohw;
+  }
+  t << "  %p = GlobalAveragePool(%" << cur << ") : f32[1," << c << ",1,1]\n";
+  t << "  const %shape : i64[2] = [1, -1]\n";
+  t << "  %f = Reshape(%p, %shape) : f32[1," << c << "]\n";
+  t << "  const %fc : f32[10," << c << "] = splat(0.5)\n";
+  t << "  %logits = Gemm(%f, %fc) {transB = 1} : f32[1,10]\n";
+  t << "  output \"logits\" = %logits\n}\n";
+  return t.str();
+}
+
+void expectWithinBound(const ir::DispatchGraph& dg, const char* label) {
+  std::printf("[ memory ] %s: %zu dispatches, %u stages, naive %llu B, lower bound %llu B, planned %llu B (%.3fx)\n",
+              label, dg.dispatches.size(), dg.numStages, (unsigned long long)dg.memory.naiveBytes,
+              (unsigned long long)dg.memory.lowerBound, (unsigned long long)dg.memory.arenaBytes,
+              dg.memory.lowerBound ? double(dg.memory.arenaBytes) / double(dg.memory.lowerBound) : 1.0);
+  EXPECT_LE(double(dg.memory.arenaBytes), 1.15 * double(dg.memory.lowerBound)) << label;
+  EXPECT_GE(dg.memory.arenaBytes, dg.memory.lowerBound) << label;
+  EXPECT_LE(dg.memory.arenaBytes, dg.memory.naiveBytes) << label;
+}
+
+// No two arena tensors that are live in a common stage overlap, unless they are an
+// in-place pair of one dispatch.
+void expectNoConflicts(const ir::DispatchGraph& dg) {
+  struct Live { const ir::Value* v; uint64_t off, len; uint32_t first, last; };
+  std::vector<Live> lives;
+  std::unordered_map<const ir::Value*, size_t> index;
+  for (const ir::Dispatch& d : dg.dispatches)
+    for (const ir::Binding& b : d.bindings) {
+      if (b.ref.space != ir::Space::Arena) continue;
+      const ir::Value* s = dg.storageOf(b.value);
+      auto [it, inserted] = index.emplace(s, lives.size());
+      if (inserted) lives.push_back({s, b.ref.offset, s->type().byteSize(), d.stage, d.stage});
+      lives[it->second].first = std::min(lives[it->second].first, d.stage);
+      lives[it->second].last = std::max(lives[it->second].last, d.stage);
+    }
+  for (size_t i = 0; i < lives.size(); ++i) {
+    EXPECT_EQ(lives[i].off % 64, 0u);
+    EXPECT_LE(lives[i].off + lives[i].len, dg.arenaSize);
+    for (size_t j = i + 1; j < lives.size(); ++j) {
+      const Live &a = lives[i], &b = lives[j];
+      bool timeOverlap = a.first <= b.last && b.first <= a.last;
+      bool spaceOverlap = a.off < b.off + b.len && b.off < a.off + a.len;
+      if (timeOverlap && spaceOverlap && a.len && b.len) {
+        // Allowed only along an in-place chain where one dies exactly where the other starts.
+        bool chained = a.last == b.first || b.last == a.first;
+        EXPECT_TRUE(chained) << "%" << a.v->name() << " and %" << b.v->name() << " overlap";
+      }
+    }
+  }
+}
+
+TEST(PlanMemory, ResNetLikeChainsStayNearTheLowerBound) {
+  for (int blocks : {2, 4, 8}) {
+    ir::DispatchGraph dg = plan(resnetLike(blocks));
+    std::string label = "resnet-like, " + std::to_string(blocks) + " blocks";
+    expectWithinBound(dg, label.c_str());
+    expectNoConflicts(dg);
+  }
+}
+
+TEST(PlanMemory, ReluWritesInPlaceOverTheDyingConvOutput) {
+  ir::DispatchGraph dg = plan(R"(graph @g {
+  input %x : f32[1,4,8,8]
+  const %w : f32[4,4,1,1] = splat(1.0)
+  %c = Conv(%x, %w) : f32[1,4,8,8]
+  %r = Relu(%c) : f32[1,4,8,8]
+  %e = Exp(%r) : f32[1,4,8,8]
+  output "y" = %e
+})");
+  ASSERT_EQ(dg.dispatches.size(), 3u);
+  const ir::Dispatch& relu = dg.dispatches[1];
+  EXPECT_EQ(relu.root->kind(), ir::OpKind::Relu);
+  ASSERT_EQ(relu.aliases.size(), 1u);
+  EXPECT_EQ(relu.aliases[0], (std::pair<uint32_t, uint32_t>(0, 1)));
+  EXPECT_EQ(relu.bindings[0].ref, relu.bindings[1].ref);
+  // Exp writes straight into the caller's output buffer: no in place, no copy.
+  const ir::Dispatch& exp = dg.dispatches[2];
+  EXPECT_TRUE(exp.aliases.empty());
+  EXPECT_EQ(exp.bindings[1].ref.space, ir::Space::Output);
+  EXPECT_EQ(dg.arenaSize, 1024u);  // one 1 KiB tensor, reused in place
+  EXPECT_EQ(dg.memory.naiveBytes, 2048u);
+}
+
+TEST(PlanMemory, NoInPlaceWhenTheOperandIsStillNeeded) {
+  ir::DispatchGraph dg = plan(R"(graph @g {
+  input %x : f32[64]
+  %a = Exp(%x) : f32[64]
+  %b = Relu(%a) : f32[64]
+  %c = Sigmoid(%a) : f32[64]
+  %d = Add(%b, %c) : f32[64]
+  output "y" = %d
+})");
+  // Relu and Sigmoid both read %a in stage 1: neither may overwrite it.
+  for (const ir::Dispatch& d : dg.dispatches)
+    if (d.stage == 1) EXPECT_TRUE(d.aliases.empty()) << d.name;
+  expectNoConflicts(dg);
+}
+
+TEST(PlanMemory, OutputsAreWrittenDirectlyOrCopied) {
+  ir::DispatchGraph dg = plan(R"(graph @g {
+  input %x : f32[2,3]
+  const %k : f32[2] = [1.0, 2.0]
+  const %zeros : f32[4] = splat(0.0)
+  const %shape : i64[1] = [6]
+  %r = Relu(%x) : f32[2,3]
+  %v = Reshape(%r, %shape) : f32[6]
+  output "relu" = %r
+  output "flat" = %v
+  output "same_input" = %x
+  output "k" = %k
+  output "zeros" = %zeros
+})");
+  ASSERT_EQ(dg.dispatches.size(), 1u);
+  EXPECT_EQ(dg.dispatches[0].bindings[1].ref, (ir::BufferRef{ir::Space::Output, 0, 0, 24}));
+  EXPECT_EQ(dg.arenaSize, 0u);
+  std::string listing = ir::printDispatchGraph(dg);
+  EXPECT_EQ(listing,
+            "dispatch graph: 1 dispatches, 2 stages, arena 0 bytes, constants 64 bytes\n"
+            "stage 0:\n"
+            "  dispatch 0 Relu \"Relu_0\" in %x=input#0[0+24] out %r=output#0[0+24]\n"
+            "  copy input#0[0+24] -> output#2[0+24]\n"
+            "  copy const#0[0+8] -> output#3[0+8]\n"
+            "  fill output#4[0+16] = 0\n"
+            "stage 1:\n"
+            "  copy output#0[0+24] -> output#1[0+24]\n");
+}
+
+TEST(PlanMemory, ViewsShareStorage) {
+  ir::DispatchGraph dg = plan(R"(graph @g {
+  input %x : f32[2,8]
+  const %s : i64[2] = [4, 4]
+  %a = Exp(%x) : f32[2,8]
+  %v = Reshape(%a, %s) : f32[4,4]
+  %t = Transpose(%v) : f32[4,4]
+  output "t" = %t
+})");
+  ASSERT_EQ(dg.dispatches.size(), 2u);
+  EXPECT_EQ(dg.dispatches[0].bindings[1].ref.space, ir::Space::Arena);
+  EXPECT_EQ(dg.dispatches[1].bindings[0].ref, dg.dispatches[0].bindings[1].ref);
+  EXPECT_EQ(dg.dispatches[1].bindings[0].value->shape(), (ir::Shape{4, 4}));
+}
+
+}  // namespace
+}  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+// Inception-style: four parallel branches of different sizes joined by Concat, repeated.
+std::string inceptionLike(int modules) {
+  std::ostringstream t;
+  t << "graph @inception_like {\n  input %x : f32[1,32,28,28]\n";
+  std::string cur = "x";
+  for (int m = 0; m < modules; ++m) {
+    std::string n = std::to_string(m);
+    t << "  const %w1_" << n << " : f32[16,32,1,1] = splat(0.1)\n";
+    t << "  const %w3_" << n << " : f32[8,32,3,3] = splat(0.1)\n";
+    t << "  const %w5_" << n << " : f32[4,32,5,5] = splat(0.1)\n";
+    t << "  const %wp_" << n << " : f32[4,32,1,1] = splat(0.1)\n";
+    t << "  %b1_" << n << " = Conv(%" << cur << ", %w1_" << n << ") : f32[1,16,28,28]\n";
+    t << "  %b3_" << n << " = Conv(%" << cur << ", %w3_" << n << ") {pads = [1, 1, 1, 1]} : f32[1,8,28,28]\n";
+    t << "  %b5_" << n << " = Conv(%" << cur << ", %w5_" << n << ") {pads = [2, 2, 2, 2]} : f32[1,4,28,28]\n";
+    t << "  %mp_" << n << " = MaxPool(%" << cur << ") {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : f32[1,32,28,28]\n";
+    t << "  %bp_" << n << " = Conv(%mp_" << n << ", %wp_" << n << ") : f32[1,4,28,28]\n";
+    t << "  %r1_" << n << " = Relu(%b1_" << n << ") : f32[1,16,28,28]\n";
+    t << "  %r3_" << n << " = Relu(%b3_" << n << ") : f32[1,8,28,28]\n";
+    t << "  %cat_" << n << " = Concat(%r1_" << n << ", %r3_" << n << ", %b5_" << n << ", %bp_" << n
+      << ") {axis = 1} : f32[1,32,28,28]\n";
+    cur = "cat_" + n;
+  }
+  t << "  output \"y\" = %" << cur << "\n}\n";
+  return t.str();
+}
+
+TEST(PlanMemory, BranchyGraphsStayNearTheLowerBound) {
+  for (int modules : {1, 3, 6}) {
+    ir::DispatchGraph dg = plan(inceptionLike(modules));
+    std::string label = "inception-like, " + std::to_string(modules) + " modules";
+    expectWithinBound(dg, label.c_str());
+    expectNoConflicts(dg);
+    // Branches of one module run in one stage.
+    EXPECT_EQ(dg.dispatches[0].stage, 0u);
+    EXPECT_EQ(dg.dispatches[3].stage, 0u);  // three convs and the pool read %x
+  }
+}
+
+TEST(PlanMemory, ResNetLikeUsesInPlaceWrites) {
+  ir::DispatchGraph dg = plan(resnetLike(2));
+  size_t inPlace = 0;
+  for (const ir::Dispatch& d : dg.dispatches) inPlace += d.aliases.size();
+  EXPECT_GE(inPlace, 4u);  // the Relus and the residual Adds
+}
+
+}  // namespace
+}  // namespace kiln::passes
