@@ -20,6 +20,7 @@
 #include "kiln/format/kernel_abi.h"
 #include "object_inspect.h"
 #include "pipeline.h"
+#include "soft_float.h"
 #include "target_machine.h"
 
 namespace kiln::codegen {
@@ -140,6 +141,7 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   }
   result.kernelCount = static_cast<uint32_t>(functions.size());
   emitLibrary(module, functions, target, options);
+  if (target.floatAbi == FloatAbi::Soft) linkSoftFloatRoutines(module, *machine, target);
 
   optimizeModule(module, *machine, target.microcontroller);
   if (!options.dumpIrPath.empty()) {

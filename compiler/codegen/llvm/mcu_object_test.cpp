@@ -1,0 +1,143 @@
+// Microcontroller targets: every one produces a relocatable object with no undefined symbols
+// (kernels call no library; soft-float arithmetic is linked in), the library struct exported
+// under its name, and on soft-float targets (cortex-m4, rv32imac) no FPU instruction.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+// A small model's worth of kernels touching every arithmetic the emitters produce.
+std::vector<KernelDesc> sampleKernels() {
+  std::vector<KernelDesc> kernels;
+  KernelDesc conv;
+  conv.kind = KernelKind::Conv;
+  conv.inputs = {f32({1, 2, 6, 6}), f32({4, 2, 3, 3}), f32({4})};
+  conv.output = f32({1, 4, 6, 6});
+  conv.pads = {1, 1, 1, 1};
+  conv.epilogue.act = Activation::Clip;
+  conv.epilogue.beta = 6;
+  kernels.push_back(conv);
+  KernelDesc pool;
+  pool.kind = KernelKind::Pool;
+  pool.poolKind = PoolKind::Average;
+  pool.kernelShape = {2, 2};
+  pool.strides = {2, 2};
+  pool.inputs = {f32({1, 4, 6, 6})};
+  pool.output = f32({1, 4, 3, 3});
+  kernels.push_back(pool);
+  KernelDesc gemm;
+  gemm.kind = KernelKind::MatMul;
+  gemm.inputs = {f32({1, 36}), f32({10, 36}), f32({10})};
+  gemm.output = f32({1, 10});
+  gemm.transB = true;
+  gemm.epilogue.act = Activation::Sigmoid;
+  kernels.push_back(gemm);
+  KernelDesc softmax;
+  softmax.kind = KernelKind::Softmax;
+  softmax.axis = 1;
+  softmax.inputs = {f32({1, 10})};
+  softmax.output = f32({1, 10});
+  kernels.push_back(softmax);
+  KernelDesc misc;
+  misc.kind = KernelKind::Elementwise;
+  misc.inputs = {f32({10})};
+  misc.output = {ElemType::I32, {10}};
+  ElementwiseExpr& e = misc.expr;
+  int x = e.addInput(0, ElemType::F32);
+  int t = e.addUnary(ExprOp::Tanh, x);
+  t = e.addBinary(ExprOp::Add, t, e.addUnary(ExprOp::Erf, x));
+  t = e.addBinary(ExprOp::Div, t, e.addUnary(ExprOp::Sqrt, e.addUnary(ExprOp::Abs, x)));
+  t = e.addBinary(ExprOp::Max, t, e.addUnary(ExprOp::LeakyRelu, x, 0.2));
+  e.addCast(t, ElemType::I32);
+  kernels.push_back(misc);
+  return kernels;
+}
+
+struct McuCase {
+  const char* target;
+  bool softFloat;
+};
+
+class McuObject : public ::testing::TestWithParam<McuCase> {};
+
+TEST_P(McuObject, NoUndefinedSymbolsAndRightFloatUnit) {
+  TargetRequest request;
+  request.name = GetParam().target;
+  TargetConfig target = resolveTarget(request);
+  CodegenOptions options;
+  options.libraryName = "model_kernels";
+  CodegenResult result = generateKernels(sampleKernels(), target, options);
+  ASSERT_EQ(result.output, KernelOutput::RelocatableObject);
+  EXPECT_EQ(result.kernelCount, 5u);
+  EXPECT_GT(result.stackBoundBytes, 0u);
+  EXPECT_LT(result.stackBoundBytes, 1024u);
+
+  std::string path = testing::writeTempFile(result.bytes, ".o");
+  std::string symbols = testing::runTool("llvm-readelf", "-s -W " + path);
+  std::istringstream lines(symbols);
+  std::string line;
+  int undefined = 0;
+  bool exported = false;
+  while (std::getline(lines, line)) {
+    if (line.find(" UND ") != std::string::npos && line.find(" UND \n") == std::string::npos) {
+      // The null symbol (index 0) is "UND" with an empty name.
+      std::istringstream fields(line);
+      std::vector<std::string> f;
+      for (std::string s; fields >> s;) f.push_back(s);
+      if (f.size() >= 8) {
+        ++undefined;
+        ADD_FAILURE() << "undefined symbol: " << line;
+      }
+    }
+    if (line.find("GLOBAL") != std::string::npos && line.find("model_kernels") != std::string::npos) {
+      exported = true;
+    }
+  }
+  EXPECT_EQ(undefined, 0);
+  EXPECT_TRUE(exported) << symbols;
+
+  std::string disassembly =
+      testing::runTool("llvm-objdump", "-d --no-show-raw-insn --mcpu=" + target.cpu + " " + path);
+  // Instruction lines are "  addr:  mnemonic operands". ARM VFP/MVE mnemonics start with 'v';
+  // RISC-V F-extension ones with 'f' (but 'fence' is an integer instruction).
+  std::regex instruction(R"(^\s+[0-9a-f]+:\s+([a-z][a-z0-9.]*))");
+  int fpuInstructions = 0;
+  std::string examples;
+  std::istringstream listing(disassembly);
+  while (std::getline(listing, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, instruction)) continue;
+    std::string mnemonic = m[1].str();
+    bool isFpu = target.arch == TargetArch::Arm32
+                     ? mnemonic[0] == 'v'
+                     : mnemonic[0] == 'f' && mnemonic.rfind("fence", 0) != 0;
+    if (isFpu && ++fpuInstructions < 5) examples += mnemonic + " ";
+  }
+  if (GetParam().softFloat) {
+    EXPECT_EQ(fpuInstructions, 0) << examples;
+  } else {
+    EXPECT_GT(fpuInstructions, 0);
+  }
+  std::remove(path.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, McuObject,
+                         ::testing::Values(McuCase{"cortex-m4", true}, McuCase{"rv32imac", true},
+                                           McuCase{"cortex-m33", false},
+                                           McuCase{"cortex-m7", false},
+                                           McuCase{"rv32imafc", false}),
+                         [](const auto& info) {
+                           std::string name = info.param.target;
+                           for (char& c : name) if (c == '-') c = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace kiln::codegen
