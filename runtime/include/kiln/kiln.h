@@ -161,6 +161,17 @@ kiln_status_t kiln_module_input_info(const kiln_module* module, uint32_t functio
                                      uint32_t input, kiln_tensor_info* out_info);
 kiln_status_t kiln_module_output_info(const kiln_module* module, uint32_t function,
                                       uint32_t output, kiln_tensor_info* out_info);
+/* The binding signature of kernel `kernel`: how many bindings it takes, and for each the exact
+ * byte length it accesses, its KILN_ACCESS_* flags and required alignment. */
+kiln_status_t kiln_module_kernel_binding_count(const kiln_module* module, uint32_t kernel,
+                                               uint32_t* out_count);
+typedef struct kiln_binding_info {
+  uint64_t length;
+  uint32_t access;
+  uint32_t alignment;
+} kiln_binding_info;
+kiln_status_t kiln_module_kernel_binding(const kiln_module* module, uint32_t kernel,
+                                         uint32_t binding, kiln_binding_info* out_info);
 /* Names from the optional DEBUG section; KILN_ERROR_NOT_FOUND if the artifact has none. */
 kiln_status_t kiln_module_dispatch_debug(const kiln_module* module, uint32_t dispatch_index,
                                          const char** out_name, const char** out_node);

@@ -78,10 +78,11 @@ class FunctionChecker {
   kiln_status_t run() {
     const uint8_t* p = m_.commands + fn_.commands_offset;
     const uint8_t* end = p + fn_.commands_size;
+    begin_ = p;
     const uint8_t* stageBegin = p;
     bool returned = false;
     while (p < end) {
-      at_ = static_cast<uint64_t>(p - m_.commands);
+      at_ = static_cast<uint64_t>(p - begin_);
       if (returned) return error().s("command after RETURN");
       const uint8_t* start = p;
       kiln_command cmd;
@@ -94,7 +95,7 @@ class FunctionChecker {
         returned = cmd.opcode == KILN_OP_RETURN;
       }
     }
-    at_ = fn_.commands_offset + uint64_t{fn_.commands_size};
+    at_ = fn_.commands_size;
     if (!returned) return error().s("stream does not end with RETURN");
     if (fn_.first_dispatch != m_.dispatchCount || fn_.dispatch_count != dispatches_) {
       return error().s("META says the function has dispatches ").u(fn_.first_dispatch).s("+").u(fn_.dispatch_count).s(", the stream has ").u(m_.dispatchCount).s("+").u(dispatches_);
@@ -105,7 +106,7 @@ class FunctionChecker {
 
  private:
   Diag& error() {
-    return diag_.fail(KILN_ERROR_MALFORMED).s("function '").s(name_).s("', command at byte ").u(at_).s(" of COMMANDS: ");
+    return diag_.fail(KILN_ERROR_MALFORMED).s("function '").s(name_).s("', command at byte ").u(at_).s(": ");
   }
 
   kiln_status_t decodeError(kiln_decode_result r, const kiln_command& cmd) {
@@ -192,11 +193,11 @@ class FunctionChecker {
     if (stageBindings_ > m_.maxStageBindings) m_.maxStageBindings = stageBindings_;
     stageDispatches_ = stageBindings_ = 0;
     for (const uint8_t* p = begin; p < end;) {
-      uint64_t atA = static_cast<uint64_t>(p - m_.commands);
+      uint64_t atA = static_cast<uint64_t>(p - begin_);
       kiln_command a;
       kiln_command_decode(&p, end, &a, bindingCount, &m_);
       for (const uint8_t* q = p; q < end;) {
-        uint64_t atB = static_cast<uint64_t>(q - m_.commands);
+        uint64_t atB = static_cast<uint64_t>(q - begin_);
         kiln_command b;
         kiln_command_decode(&q, end, &b, bindingCount, &m_);
         kiln_status_t st = forEachRange(m_, a, [&](const Range& ra, uint32_t) {
@@ -216,7 +217,8 @@ class FunctionChecker {
   const kiln_function& fn_;
   Diag& diag_;
   const char* name_;
-  uint64_t at_ = 0;
+  const uint8_t* begin_ = nullptr;  // first byte of the function's stream
+  uint64_t at_ = 0;                 // offset of the current command in the stream
   uint32_t dispatches_ = 0;
   uint32_t stageDispatches_ = 0;
   uint32_t stageBindings_ = 0;

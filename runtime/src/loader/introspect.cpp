@@ -91,3 +91,23 @@ extern "C" kiln_status_t kiln_module_dispatch_debug(const kiln_module* m, uint32
   if (out_node) *out_node = kiln::stringAt(m->debugStrings, e.node_name);
   return KILN_OK;
 }
+
+extern "C" kiln_status_t kiln_module_kernel_binding_count(const kiln_module* m, uint32_t kernel,
+                                                          uint32_t* out_count) {
+  if (!m || !out_count || kernel >= m->meta->kernel_count) return KILN_ERROR_INVALID_ARGUMENT;
+  *out_count = m->signatures[kernel].binding_count;
+  return KILN_OK;
+}
+
+extern "C" kiln_status_t kiln_module_kernel_binding(const kiln_module* m, uint32_t kernel,
+                                                    uint32_t binding, kiln_binding_info* out) {
+  if (!m || !out || kernel >= m->meta->kernel_count ||
+      binding >= m->signatures[kernel].binding_count) {
+    return KILN_ERROR_INVALID_ARGUMENT;
+  }
+  const kiln_binding_signature& b = m->bindingSigs[m->signatures[kernel].first_binding + binding];
+  out->length = b.length;
+  out->access = b.access;
+  out->alignment = b.alignment;
+  return KILN_OK;
+}

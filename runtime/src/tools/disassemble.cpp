@@ -87,8 +87,7 @@ std::string disassembleModule(const kiln_module* m) {
            std::to_string(fn.input_count) + " inputs, " + std::to_string(fn.output_count) +
            " outputs, " + std::to_string(fn.dispatch_count) + " dispatches, " +
            std::to_string(fn.commands_size) + " bytes)\n";
-    out += disassemble(m->commands + fn.commands_offset, fn.commands_size, count,
-                       fn.commands_offset);
+    out += disassemble(m->commands + fn.commands_offset, fn.commands_size, count);
   }
   return out;
 }
