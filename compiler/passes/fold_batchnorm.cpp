@@ -71,8 +71,10 @@ void foldIntoConv(ir::Graph& graph, ir::Op* conv, const ScaleShift& ss) {
     // Re-create the op with a bias operand (operand lists are fixed at creation).
     ir::Op* replacement = graph.createOp(OpKind::Conv, {conv->operand(0), newWeight, newBias},
                                          {conv->result()->type()}, conv->attrs(), conv->source(), conv);
+    std::string name = conv->result()->name();
     graph.replaceAllUsesWith(conv->result(), replacement->result());
     graph.eraseOp(conv);
+    graph.renameValue(replacement->result(), name);
   }
 }
 
@@ -108,11 +110,14 @@ void foldIntoGemm(ir::Graph& graph, ir::Op* gemm, const ScaleShift& ss) {
   attrs.set("beta", 1.0f);
   ir::Op* replacement = graph.createOp(OpKind::Gemm, {gemm->operand(0), newB, newC},
                                        {gemm->result()->type()}, attrs, gemm->source(), gemm);
+  std::string name = gemm->result()->name();
   graph.replaceAllUsesWith(gemm->result(), replacement->result());
   graph.eraseOp(gemm);
+  graph.renameValue(replacement->result(), name);
 }
 
-void rewriteAsScaleShift(ir::Graph& graph, ir::Op* bn, const ScaleShift& ss) {
+// Returns the Add whose result replaces the BatchNorm's (the caller renames it).
+ir::Op* rewriteAsScaleShift(ir::Graph& graph, ir::Op* bn, const ScaleShift& ss) {
   ir::Value* x = bn->operand(0);
   ir::Shape channelShape(size_t(x->type().rank() - 1), 1);
   channelShape[0] = int64_t(ss.scale.size());
@@ -125,6 +130,7 @@ void rewriteAsScaleShift(ir::Graph& graph, ir::Op* bn, const ScaleShift& ss) {
   ir::Op* add = graph.createOp(OpKind::Add, {mul->result(), shift}, {bn->result()->type()}, {},
                                bn->source(), bn);
   graph.replaceAllUsesWith(bn->result(), add->result());
+  return add;
 }
 
 }  // namespace
@@ -145,8 +151,9 @@ bool foldBatchNorm(ir::Graph& graph) {
       if (producer->kind() == OpKind::Conv) foldIntoConv(graph, producer, ss);
       else foldIntoGemm(graph, producer, ss);
     } else {
-      rewriteAsScaleShift(graph, bn, ss);
+      ir::Op* add = rewriteAsScaleShift(graph, bn, ss);
       graph.eraseOp(bn);
+      graph.renameValue(add->result(), name);
     }
     changed = true;
   }

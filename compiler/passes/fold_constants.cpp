@@ -1,4 +1,5 @@
-// Constant folding: every op whose present operands are all constants is evaluated at
+// Constant folding: every op whose present operands are all constants (and every Shape and
+// Size: static shapes make them constant) is evaluated at
 // compile time (constant_eval.cpp) and its results become constants with the same names.
 // One forward sweep folds whole chains, e.g. torch's shape sub-graphs
 // Shape -> Gather -> Unsqueeze -> Concat -> Reshape, ConstantOfShape and Range, and
@@ -12,7 +13,9 @@ namespace {
 
 constexpr uint64_t kMaxFoldBytes = 64ull << 20;
 
-bool allOperandsConstant(const ir::Op& op) {
+// Shape and Size depend only on the operand's static type, not on its contents.
+bool foldable(const ir::Op& op) {
+  if (op.kind() == ir::OpKind::Shape || op.kind() == ir::OpKind::Size) return true;
   for (const ir::Value* v : op.operands())
     if (v && !v->isConstant()) return false;
   return true;
@@ -23,7 +26,7 @@ bool allOperandsConstant(const ir::Op& op) {
 bool foldConstants(ir::Graph& graph) {
   bool changed = false;
   for (ir::Op* op : graph.opList()) {
-    if (!allOperandsConstant(*op)) continue;
+    if (!foldable(*op)) continue;
     uint64_t bytes = 0;
     for (size_t i = 0; i < op->numResults(); ++i) bytes += op->result(i)->type().byteSize();
     if (bytes > kMaxFoldBytes) continue;
