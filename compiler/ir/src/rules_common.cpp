@@ -46,6 +46,14 @@ Shape broadcastShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+bool broadcastsTo(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[i + offset]) return false;
+  return true;
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));

@@ -65,7 +65,7 @@ RuleResult rulePow(const RuleInput& in) {
 
 RuleResult rulePRelu(const RuleInput& in) {
   requireSameDType(in, 0, 1);
-  if (broadcastShapes(typeOf(in, 0).shape, typeOf(in, 1).shape) != typeOf(in, 0).shape)
+  if (!broadcastsTo(typeOf(in, 1).shape, typeOf(in, 0).shape))
     fail("slope shape " + shapeToString(typeOf(in, 1).shape) + " does not broadcast to " +
          shapeToString(typeOf(in, 0).shape));
   return single(typeOf(in, 0));

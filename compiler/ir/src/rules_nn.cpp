@@ -72,7 +72,7 @@ RuleResult ruleGemm(const RuleInput& in) {
   Shape out = {m, n};
   if (present(in, 2)) {
     requireSameDType(in, 0, 2);
-    if (broadcastShapes(out, typeOf(in, 2).shape) != out)
+    if (!broadcastsTo(typeOf(in, 2).shape, out))
       fail("C shape " + shapeToString(typeOf(in, 2).shape) + " does not broadcast to " + shapeToString(out));
   }
   return single(TensorType(typeOf(in, 0).dtype, out));
@@ -118,7 +118,7 @@ RuleResult ruleLayerNorm(const RuleInput& in) {
   for (size_t i = 1; i < in.operands.size(); ++i) {
     if (!present(in, i)) continue;
     requireSameDType(in, 0, i);
-    if (broadcastShapes(normalized, typeOf(in, i).shape) != normalized)
+    if (!broadcastsTo(typeOf(in, i).shape, normalized))
       fail(operandName(i) + " shape " + shapeToString(typeOf(in, i).shape) +
            " does not broadcast to the normalized shape " + shapeToString(normalized));
   }

@@ -36,6 +36,8 @@ RuleResult inferResultTypes(const RuleInput& input);
 
 // Broadcasts shapes the numpy way; throws CompileError naming both shapes if incompatible.
 Shape broadcastShapes(const Shape& a, const Shape& b);
+// True if `from` broadcasts to exactly `to` (unidirectional, as ONNX's Gemm C or PRelu slope).
+bool broadcastsTo(const Shape& from, const Shape& to);
 // Normalises a possibly negative axis against `rank`; throws CompileError if out of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);
 
