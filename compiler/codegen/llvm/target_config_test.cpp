@@ -81,8 +81,8 @@ TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
   EXPECT_TRUE(has(rv.requiredFeatures, "f"));
   EXPECT_FALSE(has(resolve("rv32imac").requiredFeatures, "f"));
   EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "dsp"));
-  EXPECT_FALSE(has(resolve("cortex-m4").requiredFeatures, "fpregs"));
-  EXPECT_TRUE(has(resolve("cortex-m7").requiredFeatures, "fp64"));
+  EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "fpv5-sp"));
+  EXPECT_FALSE(has(resolve("cortex-m4").requiredFeatures, "fpv5-sp"));
 }
 
 TEST(TargetConfig, HostUsesTheCompilingMachine) {

@@ -160,10 +160,12 @@ uint32_t emitPad(KernelBuilder& kb) {
     if (d.padMode == PadMode::Edge || d.padMode == PadMode::Constant) {
       return kb.minValue(kb.maxValue(i, kb.index(0)), kb.index(n - 1));
     }
-    // Reflect (pads smaller than the axis, as ONNX requires): -i, then 2(n-1) - i.
-    i = b.CreateSelect(b.CreateICmpSLT(i, kb.index(0)), b.CreateNeg(i), i);
-    i = b.CreateSelect(b.CreateICmpSGE(i, kb.index(n)), b.CreateSub(kb.index(2 * (n - 1)), i), i);
-    return kb.minValue(kb.maxValue(i, kb.index(0)), kb.index(n - 1));
+    // Reflect, periodic like numpy for pads longer than the axis: fold into [0, 2(n-1)).
+    if (n == 1) return kb.index(0);
+    llvm::Value* period = kb.index(2 * (n - 1));
+    i = b.CreateSRem(i, period);
+    i = b.CreateSelect(b.CreateICmpSLT(i, kb.index(0)), b.CreateAdd(i, period), i);
+    return b.CreateSelect(b.CreateICmpSGE(i, kb.index(n)), b.CreateSub(period, i), i);
   };
 
   kb.forWorkgroupShare(outer, [&](llvm::Value* o) {

@@ -51,6 +51,9 @@ llvm::Value* evalBinary(KernelBuilder& kb, ExprOp op, ElemType type, llvm::Value
     case ExprOp::Min:
       if (uns) return b.CreateSelect(b.CreateICmpULT(x, y), x, y);
       return kb.minValue(x, y);
+    case ExprOp::And: return b.CreateAnd(x, y);
+    case ExprOp::Or: return b.CreateOr(x, y);
+    case ExprOp::Xor: return b.CreateXor(x, y);
     case ExprOp::Equal: return fp ? b.CreateFCmpOEQ(x, y) : b.CreateICmpEQ(x, y);
     case ExprOp::Less:
       return fp ? b.CreateFCmpOLT(x, y) : uns ? b.CreateICmpULT(x, y) : b.CreateICmpSLT(x, y);
@@ -82,6 +85,9 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
     case ExprOp::Sigmoid: return emitSigmoid(kb, x);
     case ExprOp::Tanh: return emitTanh(kb, x);
     case ExprOp::Exp: return emitExp(kb, x);
+    case ExprOp::Log: return emitLog(kb, x);
+    case ExprOp::Floor: return emitFloor(kb, x);
+    case ExprOp::Ceil: return b.CreateFNeg(emitFloor(kb, b.CreateFNeg(x)));
     case ExprOp::Erf: return emitErf(kb, x);
     case ExprOp::Sqrt: return emitSqrt(kb, x);
     default: break;
@@ -170,7 +176,7 @@ uint32_t emitElementwise(KernelBuilder& kb) {
           case ExprOp::Where: values[n] = b.CreateSelect(a, c, values[node.c]); break;
           case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul: case ExprOp::Div:
           case ExprOp::Max: case ExprOp::Min: case ExprOp::Equal: case ExprOp::Less:
-          case ExprOp::Greater:
+          case ExprOp::Greater: case ExprOp::And: case ExprOp::Or: case ExprOp::Xor:
             values[n] = evalBinary(kb, node.op, nodes[node.a].type, a, c);
             break;
           default: values[n] = evalUnary(kb, node, a); break;

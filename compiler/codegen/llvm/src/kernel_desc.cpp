@@ -78,7 +78,8 @@ int32_t ElementwiseExpr::addCast(int32_t a, ElemType to) {
 int32_t ElementwiseExpr::addBinary(ExprOp op, int32_t a, int32_t b) {
   ExprNode node;
   node.op = op;
-  bool compare = op == ExprOp::Equal || op == ExprOp::Less || op == ExprOp::Greater;
+  bool compare = op == ExprOp::Equal || op == ExprOp::Less || op == ExprOp::Greater ||
+                 op == ExprOp::And || op == ExprOp::Or || op == ExprOp::Xor;
   node.type = compare ? ElemType::Bool : nodes.at(a).type;
   node.a = a;
   node.b = b;

@@ -129,6 +129,16 @@ llvm::Value* emitErf(KernelBuilder& kb, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOLT(ax, kb.f32(0.5f)), small, large);
 }
 
+llvm::Value* emitFloor(KernelBuilder& kb, llvm::Value* x) {
+  llvm::IRBuilder<>& b = kb.b();
+  // From 2^23 on every float is an integer (and NaN/inf stay themselves).
+  llvm::Value* ax = b.CreateSelect(b.CreateFCmpOLT(x, kb.f32(0.0f)), b.CreateFNeg(x), x);
+  llvm::Value* small = b.CreateFCmpOLT(ax, kb.f32(8388608.0f));
+  llvm::Value* safe = b.CreateSelect(small, x, kb.f32(0.0f));
+  llvm::Value* floored = b.CreateSIToFP(floorToInt(kb, safe), b.getFloatTy());
+  return b.CreateSelect(small, floored, x);
+}
+
 llvm::Value* emitSqrt(KernelBuilder& kb, llvm::Value* x) {
   llvm::IRBuilder<>& b = kb.b();
   if (!kb.target().softFloat) {

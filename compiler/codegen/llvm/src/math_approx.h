@@ -13,6 +13,7 @@ llvm::Value* emitLog(KernelBuilder& kb, llvm::Value* x);      // natural log, x 
 llvm::Value* emitSigmoid(KernelBuilder& kb, llvm::Value* x);  // 1 / (1 + exp(-x))
 llvm::Value* emitTanh(KernelBuilder& kb, llvm::Value* x);
 llvm::Value* emitErf(KernelBuilder& kb, llvm::Value* x);      // abs. error < 2e-7
+llvm::Value* emitFloor(KernelBuilder& kb, llvm::Value* x);    // exact
 llvm::Value* emitSqrt(KernelBuilder& kb, llvm::Value* x);     // instruction or Newton steps
 
 }  // namespace kiln::codegen::detail

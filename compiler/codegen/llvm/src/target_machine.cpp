@@ -20,19 +20,26 @@ namespace kiln::codegen::detail {
 namespace {
 
 // Features worth recording in the artifact, per architecture: the runtime refuses to run
-// code whose features the CPU lacks. Names are LLVM's.
-std::vector<std::string> interestingFeatures(TargetArch arch) {
+// code whose features the CPU lacks. Pairs of (LLVM feature, name recorded in the artifact,
+// as format/include/kiln/format/artifact.h spells it).
+struct RecordedFeature {
+  const char* llvmName;
+  const char* recordedName;
+};
+
+std::vector<RecordedFeature> interestingFeatures(TargetArch arch) {
   switch (arch) {
     case TargetArch::X86_64:
-      return {"sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi", "bmi2",
-              "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512vnni"};
+      return {{"sse4.2", "sse4.2"},     {"avx", "avx"},           {"avx2", "avx2"},
+              {"fma", "fma"},           {"f16c", "f16c"},         {"avx512f", "avx512f"},
+              {"avx512bw", "avx512bw"}, {"avx512dq", "avx512dq"}, {"avx512vl", "avx512vl"}};
     case TargetArch::AArch64:
-      return {"neon", "fp-armv8", "fullfp16", "dotprod", "i8mm", "sve"};
+      return {{"neon", "neon"}, {"dotprod", "dotprod"}, {"fullfp16", "fp16"}};
     case TargetArch::RiscV64:
     case TargetArch::RiscV32:
-      return {"m", "a", "f", "d", "c", "v", "zba", "zbb"};
+      return {{"m", "m"}, {"a", "a"}, {"f", "f"}, {"d", "d"}, {"c", "c"}, {"v", "v"}};
     case TargetArch::Arm32:
-      return {"dsp", "fpregs", "fp64", "mve", "mve.fp"};
+      return {{"dsp", "dsp"}, {"fp-armv8d16sp", "fpv5-sp"}, {"mve", "mve"}};
   }
   return {};
 }
@@ -105,8 +112,10 @@ void validateWithLlvm(TargetConfig& config) {
   std::unique_ptr<llvm::MCSubtargetInfo> full(
       target->createMCSubtargetInfo(config.triple, config.cpu, config.features));
   config.requiredFeatures.clear();
-  for (const std::string& name : interestingFeatures(config.arch)) {
-    if (full->checkFeatures("+" + name)) config.requiredFeatures.push_back(name);
+  for (const RecordedFeature& feature : interestingFeatures(config.arch)) {
+    if (full->checkFeatures(std::string("+") + feature.llvmName)) {
+      config.requiredFeatures.push_back(feature.recordedName);
+    }
   }
 }
 

@@ -30,12 +30,13 @@ enum class ExprOp : uint8_t {
   Input,     // value of input `input`, broadcast (numpy rules) to the output shape
   Constant,  // `alpha`
   // unary
-  Neg, Abs, Relu, Sigmoid, Tanh, Exp, Erf, Sqrt, Not,
+  Neg, Abs, Relu, Sigmoid, Tanh, Exp, Log, Erf, Sqrt, Floor, Ceil, Not,
   LeakyRelu,  // alpha
   Clip,       // min = alpha, max = beta
   Cast,       // to the node's type
   // binary
   Add, Sub, Mul, Div, Max, Min,
+  And, Or, Xor,          // Bool
   Equal, Less, Greater,  // result Bool
   // ternary
   Where,  // a ? b : c

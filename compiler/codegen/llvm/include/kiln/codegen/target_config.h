@@ -39,8 +39,9 @@ struct TargetConfig {
   KernelOutput output = KernelOutput::SharedElf;
   uint32_t pointerBits = 64;
   bool microcontroller = false;  // optimise for size (Os) and static relocation model
-  // CPU features the generated code needs, as names this project records in the artifact
-  // (for example "avx2", "fma", "avx512f", "neon", "f", "d", "dsp", "fpu").
+  // CPU features the generated code needs, named as the artifact format names its feature
+  // bits (kiln_cpu_feature_name: "avx2", "fma", "avx512f", "neon", "fp16", "f", "dsp",
+  // "fpv5-sp", ...).
   std::vector<std::string> requiredFeatures;
 };
 

@@ -1,0 +1,288 @@
+// Lowering of the dispatch graph to kernel descriptions: bindings become BufferDescs, the
+// root op's attributes and static operands become the KernelDesc's attributes. 1-D
+// convolutions and pools are expressed as 2-D ones with H = 1 (same bytes), 1-D MatMul
+// operands as matrices with a unit dimension.
+#include "kiln/codegen/dispatch_lowering.h"
+
+#include <algorithm>
+
+#include "kiln/ir/constant_data.h"
+#include "kiln/ir/window_geometry.h"
+#include "kiln/support/diagnostics.h"
+#include "lowering.h"
+
+namespace kiln::codegen {
+namespace detail {
+
+using ir::OpKind;
+
+void unsupported(const ir::Op& op, const std::string& message) {
+  throw CompileError(op.describe() + ": " + message);
+}
+
+ElemType toElemType(const ir::Op& op, ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::F32: return ElemType::F32;
+    case ir::DType::I8: return ElemType::I8;
+    case ir::DType::U8: return ElemType::U8;
+    case ir::DType::I16: return ElemType::I16;
+    case ir::DType::I32: return ElemType::I32;
+    case ir::DType::I64: return ElemType::I64;
+    case ir::DType::Bool: return ElemType::Bool;
+    case ir::DType::F16: break;
+  }
+  unsupported(op, "f16 tensors are not supported by the code generator yet");
+}
+
+BufferDesc toBuffer(const ir::Op& op, const ir::Value& value) {
+  return BufferDesc{toElemType(op, value.dtype()), value.shape()};
+}
+
+namespace {
+
+int64_t normalizeAxis(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+std::vector<int64_t> staticInts(const ir::Op& op, size_t index) {
+  const ir::Value* v = op.optionalOperand(index);
+  if (!v) return {};
+  if (!v->isConstant()) unsupported(op, "operand " + std::to_string(index) + " must be a constant");
+  return ir::constantInts(v);
+}
+
+// Spatial rank 1 becomes 2 (H = 1); others must be 2.
+void makeTwoDimensional(const ir::Op& op, std::vector<int64_t>& shape) {
+  if (shape.size() == 3) shape.insert(shape.begin() + 2, 1);
+  if (shape.size() != 4) unsupported(op, "only 1-D and 2-D windows are supported");
+}
+
+void lowerWindow(const ir::Op& op, KernelDesc& d, std::vector<int64_t> kernel, bool ceilMode) {
+  const std::vector<int64_t>& xs = op.operand(0)->shape();
+  ir::Shape spatial(xs.begin() + 2, xs.end());
+  ir::WindowGeometry g = ir::computeWindowGeometry(spatial, kernel, op.attrs(), ceilMode);
+  size_t n = spatial.size();
+  if (n == 1) {
+    d.kernelShape = {1, g.kernel[0]};
+    d.strides = {1, g.strides[0]};
+    d.dilations = {1, g.dilations[0]};
+    d.pads = {0, g.pads[0], 0, g.pads[1]};
+  } else if (n == 2) {
+    d.kernelShape = {g.kernel[0], g.kernel[1]};
+    d.strides = {g.strides[0], g.strides[1]};
+    d.dilations = {g.dilations[0], g.dilations[1]};
+    d.pads = {g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
+  } else {
+    unsupported(op, "only 1-D and 2-D windows are supported");
+  }
+  for (BufferDesc& b : d.inputs) {
+    if (b.shape.size() == xs.size()) makeTwoDimensional(op, b.shape);
+  }
+  makeTwoDimensional(op, d.output.shape);
+}
+
+void lowerReduceAxes(const ir::Op& op, KernelDesc& d, std::vector<int64_t> axes) {
+  size_t rank = d.inputs[0].shape.size();
+  if (axes.empty()) {
+    if (op.attrs().getInt("noop_with_empty_axes", 0) != 0) {
+      unsupported(op, "noop_with_empty_axes is not supported");
+    }
+    for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  for (int64_t& a : axes) a = normalizeAxis(a, rank);
+  std::sort(axes.begin(), axes.end());
+  d.axes = axes;
+}
+
+void lowerRoot(const ir::Op& op, KernelDesc& d) {
+  if (lowerElementwise(op, d)) return;
+  const ir::AttributeMap& attrs = op.attrs();
+  const size_t rank = d.inputs.empty() ? 0 : d.inputs[0].shape.size();
+  switch (op.kind()) {
+    case OpKind::Conv: {
+      d.kind = KernelKind::Conv;
+      const std::vector<int64_t>& ws = op.operand(1)->shape();
+      lowerWindow(op, d, std::vector<int64_t>(ws.begin() + 2, ws.end()), false);
+      d.groups = attrs.getInt("group", 1);
+      return;
+    }
+    case OpKind::MaxPool:
+    case OpKind::AveragePool: {
+      if (op.numResults() > 1) unsupported(op, "MaxPool's Indices result is not supported");
+      d.kind = KernelKind::Pool;
+      d.poolKind = op.kind() == OpKind::MaxPool ? PoolKind::Max : PoolKind::Average;
+      d.countIncludePad = attrs.getInt("count_include_pad", 0) != 0;
+      if (attrs.getInt("storage_order", 0) != 0) unsupported(op, "storage_order=1 is not supported");
+      lowerWindow(op, d, attrs.getInts("kernel_shape"), true);
+      return;
+    }
+    case OpKind::GlobalAveragePool:
+    case OpKind::GlobalMaxPool: {
+      d.kind = KernelKind::Reduce;
+      d.reduceKind = op.kind() == OpKind::GlobalMaxPool ? ReduceKind::Max : ReduceKind::Mean;
+      for (size_t i = 2; i < rank; ++i) d.axes.push_back(static_cast<int64_t>(i));
+      return;
+    }
+    case OpKind::MatMul: {
+      d.kind = KernelKind::MatMul;
+      // 1-D operands: A [K] is [1, K]; B [K] is [K, 1]; the output keeps its bytes.
+      BufferDesc& a = d.inputs[0];
+      BufferDesc& b = d.inputs[1];
+      if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1);
+      if (b.shape.size() == 1) b.shape.push_back(1);
+      std::vector<int64_t> out(std::max(a.shape.size(), b.shape.size()) - 2, 0);
+      size_t batchRank = out.size();
+      for (size_t i = 0; i < batchRank; ++i) {
+        auto dim = [&](const std::vector<int64_t>& s) {
+          size_t offset = batchRank - (s.size() - 2);
+          return i < offset ? int64_t{1} : s[i - offset];
+        };
+        out[i] = std::max(dim(a.shape), dim(b.shape));
+      }
+      out.push_back(a.shape[a.shape.size() - 2]);
+      out.push_back(b.shape.back());
+      d.output.shape = out;
+      return;
+    }
+    case OpKind::Gemm: {
+      d.kind = KernelKind::MatMul;
+      d.transA = attrs.getInt("transA", 0) != 0;
+      d.transB = attrs.getInt("transB", 0) != 0;
+      d.alpha = attrs.getFloat("alpha", 1.0f);
+      d.beta = attrs.getFloat("beta", 1.0f);
+      return;
+    }
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      d.kind = KernelKind::Softmax;
+      d.logSoftmax = op.kind() == OpKind::LogSoftmax;
+      d.axis = normalizeAxis(attrs.getInt("axis", -1), rank);
+      return;
+    case OpKind::ReduceSum:
+      d.kind = KernelKind::Reduce;
+      d.reduceKind = ReduceKind::Sum;
+      lowerReduceAxes(op, d, staticInts(op, 1));
+      return;
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+      d.kind = KernelKind::Reduce;
+      d.reduceKind = op.kind() == OpKind::ReduceMean  ? ReduceKind::Mean
+                     : op.kind() == OpKind::ReduceMax ? ReduceKind::Max
+                                                      : ReduceKind::Min;
+      lowerReduceAxes(op, d, attrs.getInts("axes", {}));
+      return;
+    case OpKind::Transpose: {
+      d.kind = KernelKind::Transpose;
+      std::vector<int64_t> perm = attrs.getInts("perm", {});
+      if (perm.empty()) {
+        for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      }
+      d.perm = perm;
+      return;
+    }
+    case OpKind::Concat:
+      d.kind = KernelKind::Concat;
+      d.axis = normalizeAxis(attrs.getInt("axis"), rank);
+      return;
+    case OpKind::Gather:
+      d.kind = KernelKind::Gather;
+      d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);
+      return;
+    case OpKind::Slice: {
+      d.kind = KernelKind::Slice;
+      const std::vector<int64_t>& dims = d.inputs[0].shape;
+      std::vector<int64_t> starts = staticInts(op, 1);
+      std::vector<int64_t> axes = staticInts(op, 3);
+      std::vector<int64_t> steps = staticInts(op, 4);
+      if (axes.empty()) {
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+      }
+      d.starts.assign(rank, 0);
+      d.steps.assign(rank, 1);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t axis = normalizeAxis(axes[i], rank);
+        int64_t step = steps.empty() ? 1 : steps[i];
+        int64_t dim = dims[axis];
+        int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+        // ONNX clamps: [0, dim] going forward, [0, dim - 1] going backward.
+        start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                         : std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+        d.starts[axis] = start;
+        d.steps[axis] = step;
+      }
+      return;
+    }
+    case OpKind::Pad: {
+      d.kind = KernelKind::Pad;
+      std::vector<int64_t> pads = staticInts(op, 1);
+      std::vector<int64_t> axes = staticInts(op, 3);
+      if (axes.empty()) {
+        for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+      }
+      d.starts.assign(rank, 0);
+      for (size_t i = 0; i < axes.size(); ++i) d.starts[normalizeAxis(axes[i], rank)] = pads.at(i);
+      std::string mode = attrs.getString("mode", "constant");
+      if (mode == "constant") {
+        d.padMode = PadMode::Constant;
+      } else if (mode == "reflect") {
+        d.padMode = PadMode::Reflect;
+      } else if (mode == "edge") {
+        d.padMode = PadMode::Edge;
+      } else {
+        unsupported(op, "pad mode '" + mode + "' is not supported");
+      }
+      const ir::Value* value = op.optionalOperand(2);
+      if (value) {
+        if (!value->isConstant()) unsupported(op, "the pad value must be a constant");
+        d.padValue = ir::constantDoubles(value).at(0);
+      }
+      // The pad value operand is static here: drop it from the kernel's inputs if bound.
+      return;
+    }
+    case OpKind::BatchNormalization:
+      unsupported(op, "BatchNormalization with non-constant parameters is not supported");
+    default:
+      unsupported(op, "not supported by the code generator yet");
+  }
+}
+
+}  // namespace
+
+KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
+  const ir::Op& op = *dispatch.root;
+  if (!dispatch.fused.empty()) unsupported(op, "fused dispatches are not supported yet");
+  KernelDesc d;
+  d.name = dispatch.name;
+  d.bindingsMayAlias = !dispatch.aliases.empty();
+  std::vector<const ir::Binding*> results;
+  for (const ir::Binding& binding : dispatch.bindings) {
+    if (binding.resultIndex >= 0) {
+      results.push_back(&binding);
+    } else {
+      d.inputs.push_back(toBuffer(op, *binding.value));
+    }
+  }
+  if (results.size() != 1) unsupported(op, "ops with several results are not supported yet");
+  d.output = toBuffer(op, *results[0]->value);
+  lowerRoot(op, d);
+  return d;
+}
+
+}  // namespace detail
+
+std::vector<KernelDesc> lowerDispatches(const ir::DispatchGraph& graph) {
+  std::vector<KernelDesc> kernels;
+  kernels.reserve(graph.dispatches.size());
+  for (const ir::Dispatch& dispatch : graph.dispatches) {
+    kernels.push_back(detail::lowerDispatch(dispatch));
+  }
+  return kernels;
+}
+
+CodegenResult generateKernels(const ir::DispatchGraph& graph, const TargetConfig& target,
+                              const CodegenOptions& options) {
+  return generateKernels(lowerDispatches(graph), target, options);
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,22 @@
+// Internal helpers shared by the dispatch lowering files (dispatch_lowering.cpp for the
+// structured ops, lower_elementwise.cpp for elementwise expressions).
+#pragma once
+
+#include <string>
+
+#include "kiln/codegen/kernel_desc.h"
+#include "kiln/ir/dispatch_graph.h"
+
+namespace kiln::codegen::detail {
+
+// Throws CompileError "<node 'x' (Op)>: <message>".
+[[noreturn]] void unsupported(const ir::Op& op, const std::string& message);
+
+ElemType toElemType(const ir::Op& op, ir::DType dtype);
+BufferDesc toBuffer(const ir::Op& op, const ir::Value& value);
+
+// Fills desc.expr for an elementwise root op whose desc.inputs/output are set already
+// (inputs = the op's runtime operands in order). Returns false if the op is not elementwise.
+bool lowerElementwise(const ir::Op& op, KernelDesc& desc);
+
+}  // namespace kiln::codegen::detail
