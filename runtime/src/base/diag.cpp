@@ -4,32 +4,39 @@
 namespace kiln {
 
 #ifndef KILN_NO_STATUS_MESSAGES
-Diag& Diag::s(const char* text) {
-  if (!text) text = "(null)";
-  while (*text && length_ + 1 < capacity_) buffer_[length_++] = *text++;
-  terminate();
-  return *this;
-}
-
-Diag& Diag::u(uint64_t value) {
-  char digits[20];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  while (n > 0 && length_ + 1 < capacity_) buffer_[length_++] = digits[--n];
-  terminate();
-  return *this;
-}
-
-Diag& Diag::x(uint64_t value) {
-  s("0x");
-  for (int shift = 60; shift >= 0; shift -= 4) {
-    char c[2] = {"0123456789abcdef"[(value >> shift) & 0xf], '\0'};
-    s(c);
+kiln_status_t Diag::failWith(kiln_status_t code, const char* format, const DiagArg* args,
+                             size_t count) {
+  code_ = code;
+  size_t n = 0;
+  auto put = [&](char c) {
+    if (n + 1 < capacity_) buffer_[n++] = c;
+  };
+  size_t next = 0;
+  for (const char* f = format; *f; ++f) {
+    bool hex = f[0] == '{' && f[1] == 'x' && f[2] == '}';
+    if (!(f[0] == '{' && f[1] == '}') && !hex) {
+      put(*f);
+      continue;
+    }
+    f += hex ? 2 : 1;
+    const DiagArg& a = args[next < count ? next++ : count];  // args[count] is ""
+    if (a.text) {
+      for (const char* t = a.text; *t; ++t) put(*t);
+      continue;
+    }
+    char digits[20];
+    int d = 0;
+    uint64_t v = a.value;
+    unsigned base = hex ? 16 : 10;
+    do {
+      digits[d++] = "0123456789abcdef"[v % base];
+      v /= base;
+    } while (v != 0);
+    if (hex) put('0'), put('x');
+    while (d > 0) put(digits[--d]);
   }
-  return *this;
+  if (capacity_ > 0) buffer_[n] = '\0';
+  return code;
 }
 #endif
 

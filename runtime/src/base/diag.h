@@ -1,6 +1,8 @@
-// One-line error messages of the runtime core, written into a caller-provided buffer without
-// any formatting library. With KILN_NO_STATUS_MESSAGES every method is an empty inline
-// function, so the message texts are dead code and never reach the binary.
+// One-line error messages of the runtime core, formatted into a caller-provided buffer without
+// any C library: diag.fail(code, "range {}+{} exceeds space {}", offset, length, space). Each
+// "{}" takes the next argument, printed as a string (const char*) or an unsigned decimal
+// integer; "{x}" prints an integer as 0x-prefixed hexadecimal. With KILN_NO_STATUS_MESSAGES
+// fail() only records the code, so the message texts never reach the binary.
 #ifndef KILN_RUNTIME_BASE_DIAG_H_
 #define KILN_RUNTIME_BASE_DIAG_H_
 
@@ -11,50 +13,52 @@
 
 namespace kiln {
 
+// One formatting argument: a string or an unsigned integer.
+struct DiagArg {
+  DiagArg(const char* s) : text(s ? s : "(null)"), value(0) {}  // NOLINT: implicit on purpose
+  DiagArg(char* s) : DiagArg(static_cast<const char*>(s)) {}    // NOLINT
+  DiagArg(unsigned long long v) : text(nullptr), value(v) {}    // NOLINT
+  DiagArg(unsigned long v) : text(nullptr), value(v) {}         // NOLINT
+  DiagArg(unsigned v) : text(nullptr), value(v) {}              // NOLINT
+  DiagArg(unsigned short v) : text(nullptr), value(v) {}        // NOLINT
+  DiagArg(unsigned char v) : text(nullptr), value(v) {}         // NOLINT
+  const char* text;
+  uint64_t value;
+};
+
 class Diag {
  public:
   Diag(char* buffer, size_t capacity) : buffer_(buffer), capacity_(buffer ? capacity : 0) {
     if (capacity_ > 0) buffer_[0] = '\0';
   }
 
-  // Starts a new message with status `code`; chain s()/u() to write it, then return the Diag
-  // from a function returning kiln_status_t.
-  Diag& fail(kiln_status_t code) {
-    code_ = code;
-    length_ = 0;
-    terminate();
-    return *this;
+  // Records status `code` with a formatted message; returns the code so that a function
+  // returning kiln_status_t can `return diag.fail(...)`.
+  template <class... Args>
+  kiln_status_t fail(kiln_status_t code, const char* format, Args... args) {
+#ifdef KILN_NO_STATUS_MESSAGES
+    (void)format;
+    ((void)args, ...);
+    return code_ = code;
+#else
+    const DiagArg list[] = {DiagArg(args)..., DiagArg("")};
+    return failWith(code, format, list, sizeof...(Args));
+#endif
   }
 
   // Takes status `code` for a message someone else already wrote into the buffer.
-  Diag& adopt(kiln_status_t code) {
-    code_ = code;
-    return *this;
-  }
+  kiln_status_t adopt(kiln_status_t code) { return code_ = code; }
 
-#ifdef KILN_NO_STATUS_MESSAGES
-  Diag& s(const char*) { return *this; }
-  Diag& u(uint64_t) { return *this; }
-  Diag& x(uint64_t) { return *this; }
-#else
-  Diag& s(const char* text);
-  Diag& u(uint64_t value);  // decimal
-  Diag& x(uint64_t value);  // 0x-prefixed hexadecimal
-#endif
-
-  operator kiln_status_t() const { return code_; }  // NOLINT: returned as the status
   kiln_status_t code() const { return code_; }
   char* buffer() const { return buffer_; }
   size_t capacity() const { return capacity_; }
 
  private:
-  void terminate() {
-    if (capacity_ > 0) buffer_[length_ < capacity_ ? length_ : capacity_ - 1] = '\0';
-  }
+  kiln_status_t failWith(kiln_status_t code, const char* format, const DiagArg* args,
+                         size_t count);
 
   char* buffer_;
   size_t capacity_;
-  size_t length_ = 0;
   kiln_status_t code_ = KILN_OK;
 };
 

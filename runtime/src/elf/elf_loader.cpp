@@ -54,7 +54,7 @@ class Mapper {
     if (kiln_status_t st = readSegments()) return st;
     image_.size = static_cast<size_t>(end_);
     image_.base = static_cast<uint8_t*>(mem_.reserve(mem_.user, image_.size));
-    if (!image_.base) return fail(KILN_ERROR_KERNELS).s("cannot reserve ").u(end_).s(" bytes for the kernels");
+    if (!image_.base) return fail(KILN_ERROR_KERNELS, "embedded ELF: cannot reserve {} bytes for the kernels", end_);
     for (uint32_t i = 0; i < phnum_; ++i) {
       Phdr ph = read<Phdr>(file_ + ehdr_.phoff + i * sizeof(Phdr));
       if (ph.type == kPtLoad) __builtin_memcpy(image_.base + ph.vaddr, file_ + ph.offset, ph.filesz);
@@ -72,22 +72,30 @@ class Mapper {
   }
 
  private:
-  Diag& fail(kiln_status_t code) { return diag_.fail(code).s("embedded ELF: "); }
-  Diag& bad() { return fail(KILN_ERROR_KERNELS); }
+  template <class... Args>
+  kiln_status_t fail(kiln_status_t code, const char* format, Args... args) {
+    return diag_.fail(code, format, args...);
+  }
+  // Every refusal names the embedded ELF first.
+  template <class... Args>
+  kiln_status_t bad(const char* format, Args... args) {
+    return diag_.fail(KILN_ERROR_KERNELS, format, args...);
+  }
 
   kiln_status_t checkHeader(uint32_t arch) {
-    if (size_ < sizeof(Ehdr)) return bad().s("image of ").u(size_).s(" bytes is too small");
+    if (size_ < sizeof(Ehdr)) return bad("embedded ELF: image of {} bytes is too small", size_);
     ehdr_ = read<Ehdr>(file_);
     const uint8_t* id = ehdr_.ident;
-    if (id[0] != 0x7f || id[1] != 'E' || id[2] != 'L' || id[3] != 'F') return bad().s("bad magic");
-    if (id[4] != kClass64 || id[5] != kDataLsb) return bad().s("not a little-endian ELF64 image");
-    if (ehdr_.type != kTypeDyn) return bad().s("not a shared object (e_type ").u(ehdr_.type).s(")");
+    if (id[0] != 0x7f || id[1] != 'E' || id[2] != 'L' || id[3] != 'F') return bad("embedded ELF: bad magic");
+    if (id[4] != kClass64 || id[5] != kDataLsb) return bad("embedded ELF: not a little-endian ELF64 image");
+    if (ehdr_.type != kTypeDyn) return bad("embedded ELF: not a shared object (e_type {})", ehdr_.type);
     if (ehdr_.machine != machineFor(arch) || machineFor(arch) == 0) {
-      return bad().s("machine ").u(ehdr_.machine).s(" does not match the artifact's architecture (expected ").u(machineFor(arch)).s(")");
+      return bad("embedded ELF: machine {} does not match the artifact's architecture (expected {})",
+                 ehdr_.machine, machineFor(arch));
     }
     if (ehdr_.phentsize != sizeof(Phdr) || ehdr_.phnum == 0 || ehdr_.phnum > 64 ||
         !inBounds(ehdr_.phoff, uint64_t{ehdr_.phnum} * sizeof(Phdr), size_)) {
-      return bad().s("program header table is malformed");
+      return bad("embedded ELF: program header table is malformed");
     }
     phnum_ = ehdr_.phnum;
     return KILN_OK;
@@ -104,33 +112,33 @@ class Mapper {
           dynamicSize_ = ph.memsz;
           hasDynamic_ = true;
           continue;
-        case kPtInterp: return bad().s("has an interpreter (PT_INTERP): not a kernel library");
-        case kPtTls: return bad().s("uses thread-local storage (PT_TLS)");
+        case kPtInterp: return bad("embedded ELF: has an interpreter (PT_INTERP): not a kernel library");
+        case kPtTls: return bad("embedded ELF: uses thread-local storage (PT_TLS)");
         case kPtNull: case kPtNote: case kPtPhdr: case kPtGnuEhFrame: case kPtGnuStack:
         case kPtGnuRelro: case kPtGnuProperty: continue;
         default: continue;  // other informational headers carry no loading semantics
       }
       if ((ph.flags & kPfW) && (ph.flags & kPfX)) {
-        return bad().s("segment ").u(i).s(" is writable and executable");
+        return bad("embedded ELF: segment {} is writable and executable", i);
       }
-      if (segmentCount_ == kMaxSegments) return bad().s("more than ").u(kMaxSegments).s(" PT_LOAD segments");
+      if (segmentCount_ == kMaxSegments) return bad("embedded ELF: more than {} PT_LOAD segments", kMaxSegments);
       if (ph.filesz > ph.memsz || !inBounds(ph.offset, ph.filesz, size_) ||
           ph.vaddr > (uint64_t{1} << 32) || ph.memsz > (uint64_t{1} << 32) ||
           (ph.vaddr % page) != (ph.offset % page)) {
-        return bad().s("PT_LOAD segment ").u(i).s(" is malformed");
+        return bad("embedded ELF: PT_LOAD segment {} is malformed", i);
       }
       uint64_t start = ph.vaddr / page * page;
       uint64_t end = (ph.vaddr + ph.memsz + page - 1) / page * page;
       for (uint32_t j = 0; j < segmentCount_; ++j) {
         const Segment& o = segments_[j];
         uint64_t oStart = o.vaddr / page * page, oEnd = (o.vaddr + o.memsz + page - 1) / page * page;
-        if (start < oEnd && oStart < end) return bad().s("PT_LOAD segments ").u(j).s(" and ").u(i).s(" share a page");
+        if (start < oEnd && oStart < end) return bad("embedded ELF: PT_LOAD segments {} and {} share a page", j, i);
       }
       segments_[segmentCount_++] = Segment{ph.vaddr, ph.memsz, ph.flags};
       if (end > end_) end_ = end;
     }
-    if (segmentCount_ == 0) return bad().s("has no PT_LOAD segment");
-    if (!hasDynamic_) return bad().s("has no PT_DYNAMIC segment");
+    if (segmentCount_ == 0) return bad("embedded ELF: has no PT_LOAD segment");
+    if (!hasDynamic_) return bad("embedded ELF: has no PT_DYNAMIC segment");
     return KILN_OK;
   }
 
@@ -148,7 +156,7 @@ class Mapper {
 
   kiln_status_t readDynamic() {
     if (!mapped(dynamicVaddr_, dynamicSize_) || dynamicSize_ % sizeof(Dyn) != 0) {
-      return bad().s("dynamic section lies outside the loaded segments");
+      return bad("embedded ELF: dynamic section lies outside the loaded segments");
     }
     uint64_t relaEnt = sizeof(Rela), symEnt = sizeof(Sym);
     bool terminated = false;
@@ -156,19 +164,19 @@ class Mapper {
       Dyn d = read<Dyn>(image_.base + dynamicVaddr_ + off);
       switch (d.tag) {
         case kDtNull: terminated = true; break;
-        case kDtNeeded: return bad().s("needs another shared library (DT_NEEDED)");
-        case kDtTextRel: return bad().s("has text relocations (DT_TEXTREL)");
+        case kDtNeeded: return bad("embedded ELF: needs another shared library (DT_NEEDED)");
+        case kDtTextRel: return bad("embedded ELF: has text relocations (DT_TEXTREL)");
         case kDtFlags:
-          if (d.val & kDfTextRel) return bad().s("has text relocations (DF_TEXTREL)");
+          if (d.val & kDfTextRel) return bad("embedded ELF: has text relocations (DF_TEXTREL)");
           break;
         case kDtInit: case kDtFini: case kDtInitArray: case kDtFiniArray: case kDtPreinitArray:
-          return bad().s("has initialisers or finalisers (DT_INIT/DT_INIT_ARRAY/DT_FINI)");
+          return bad("embedded ELF: has initialisers or finalisers (DT_INIT/DT_INIT_ARRAY/DT_FINI)");
         case kDtJmpRel: case kDtPltRelSz:
-          if (d.val != 0 || d.tag == kDtJmpRel) return bad().s("has PLT relocations (DT_JMPREL): link without imports");
+          if (d.val != 0 || d.tag == kDtJmpRel) return bad("embedded ELF: has PLT relocations (DT_JMPREL): link without imports");
           break;
         case kDtRelr: case kDtRelrSz: case kDtRelrEnt: case kDtAndroidRelr:
-          return bad().s("has packed relative relocations (DT_RELR): link without -z pack-relative-relocs");
-        case kDtRel: return bad().s("has REL relocations (DT_REL); only RELA is supported");
+          return bad("embedded ELF: has packed relative relocations (DT_RELR): link without -z pack-relative-relocs");
+        case kDtRel: return bad("embedded ELF: has REL relocations (DT_REL); only RELA is supported");
         case kDtRela: rela_ = d.val; break;
         case kDtRelaSz: relaSize_ = d.val; break;
         case kDtRelaEnt: relaEnt = d.val; break;
@@ -180,15 +188,15 @@ class Mapper {
         default: break;
       }
     }
-    if (relaEnt != sizeof(Rela) || symEnt != sizeof(Sym)) return bad().s("unexpected RELA or symbol entry size");
+    if (relaEnt != sizeof(Rela) || symEnt != sizeof(Sym)) return bad("embedded ELF: unexpected RELA or symbol entry size");
     if (relaSize_ % sizeof(Rela) != 0 || (relaSize_ && !mapped(rela_, relaSize_))) {
-      return bad().s("relocation table lies outside the loaded segments");
+      return bad("embedded ELF: relocation table lies outside the loaded segments");
     }
-    if (!hash_ || !mapped(hash_, 8)) return bad().s("has no DT_HASH table (link with --hash-style=sysv)");
+    if (!hash_ || !mapped(hash_, 8)) return bad("embedded ELF: has no DT_HASH table (link with --hash-style=sysv)");
     symCount_ = read<uint32_t>(image_.base + hash_ + 4);  // nchain = number of symbols
     if (!symtab_ || !mapped(symtab_, uint64_t{symCount_} * sizeof(Sym)) || !strtab_ ||
         !mapped(strtab_, strSize_) || strSize_ == 0) {
-      return bad().s("symbol or string table lies outside the loaded segments");
+      return bad("embedded ELF: symbol or string table lies outside the loaded segments");
     }
     return KILN_OK;
   }
@@ -200,13 +208,13 @@ class Mapper {
       uint32_t type = static_cast<uint32_t>(r.info);
       if (type == kRelNone) continue;
       if (type != relative || (r.info >> 32) != 0) {
-        return bad().s("relocation type ").u(type).s(" is not supported (only RELATIVE)");
+        return bad("embedded ELF: relocation type {} is not supported (only RELATIVE)", type);
       }
       if (!mapped(r.offset, 8)) {
-        return bad().s("relocation at ").u(r.offset).s(" lies outside the loaded segments");
+        return bad("embedded ELF: relocation at {} lies outside the loaded segments", r.offset);
       }
       if (mapped(r.offset, 1, kPfX)) {
-        return bad().s("relocation at ").u(r.offset).s(" patches executable code");
+        return bad("embedded ELF: relocation at {} patches executable code", r.offset);
       }
       uint64_t value = reinterpret_cast<uintptr_t>(image_.base) + static_cast<uint64_t>(r.addend);
       __builtin_memcpy(image_.base + r.offset, &value, 8);
@@ -225,12 +233,12 @@ class Mapper {
       while (k < sizeof kName && k < room && name[k] == kName[k]) ++k;
       if (k != sizeof kName) continue;  // matched including the NUL only if equal
       if ((s.info & 0xf) != kSttFunc || !mapped(s.value, 1, kPfX)) {
-        return bad().s("symbol '" KILN_KERNEL_QUERY_SYMBOL "' is not a function in an executable segment");
+        return bad("embedded ELF: symbol '" KILN_KERNEL_QUERY_SYMBOL "' is not a function in an executable segment");
       }
       image_.query = reinterpret_cast<kiln_kernel_query_fn>(image_.base + s.value);
       return KILN_OK;
     }
-    return bad().s("has no '" KILN_KERNEL_QUERY_SYMBOL "' symbol");
+    return bad("embedded ELF: has no '" KILN_KERNEL_QUERY_SYMBOL "' symbol");
   }
 
   kiln_status_t protect() {
@@ -241,7 +249,7 @@ class Mapper {
       uint64_t end = (s.vaddr + s.memsz + page - 1) / page * page;
       uint32_t prot = kProtRead | ((s.flags & kPfW) ? kProtWrite : 0) | ((s.flags & kPfX) ? kProtExec : 0);
       if (!mem_.protect(mem_.user, image_.base + start, static_cast<size_t>(end - start), prot)) {
-        return bad().s("cannot protect segment ").u(i);
+        return bad("embedded ELF: cannot protect segment {}", i);
       }
     }
     return KILN_OK;
@@ -280,11 +288,11 @@ kiln_status_t elfQuery(const ElfImage& image, const uint8_t* /*elfFile*/,
   };
   if (!lib || !inside(lib, sizeof *lib) ||
       (lib->kernel_count && !inside(lib->kernels, uint64_t{lib->kernel_count} * sizeof(void*)))) {
-    return diag.fail(KILN_ERROR_KERNELS).s("embedded ELF: the query symbol returned a library outside the image");
+    return diag.fail(KILN_ERROR_KERNELS, "embedded ELF: the query symbol returned a library outside the image");
   }
   for (uint32_t k = 0; k < lib->kernel_count; ++k) {
     if (!inside(reinterpret_cast<const void*>(lib->kernels[k]), 1)) {
-      return diag.fail(KILN_ERROR_KERNELS).s("embedded ELF: kernel ").u(k).s(" points outside the image");
+      return diag.fail(KILN_ERROR_KERNELS, "embedded ELF: kernel {} points outside the image", k);
     }
   }
   *out = lib;

@@ -1,8 +1,9 @@
 // Validates every entry function's command stream once, at load: each command decodes, each
 // memory range (binding, fill, copy) lies inside its space with the alignment and access its
-// kernel signature states, no two commands of one stage (between barriers) touch the same
-// bytes when one of them writes, the stream ends with RETURN. It also counts the dispatches
-// and the largest stage, which size a context. After this the interpreter trusts the stream.
+// kernel signature states, no written range overlaps another range of the same command or of
+// another command of the same stage (between barriers), and the stream ends with RETURN. It
+// also counts the dispatches and the largest stage, which size a context. After this the
+// interpreter trusts the stream.
 #include "loader/module.h"
 
 #include "kiln/format/commands.h"
@@ -13,67 +14,87 @@ namespace {
 // Largest workgroup count of one dispatch (bounds the executor's work per command).
 constexpr uint64_t kMaxWorkgroups = 1u << 16;
 
+// Every message starts with the function and the command's byte offset in its stream.
+#define KILN_AT "function '{}', command at byte {}: "
+
 struct Range {
   uint64_t space;
   uint64_t offset;
   uint64_t length;
+  uint32_t alignment;
   bool write;
 };
 
-uint32_t bindingCount(const void* user, uint64_t kernel) {
-  const kiln_module& m = *static_cast<const kiln_module*>(user);
-  return kernel < m.meta->kernel_count ? m.signatures[kernel].binding_count : UINT32_MAX;
-}
+// The memory ranges a decoded command touches, one at a time.
+class RangeReader {
+ public:
+  RangeReader(const kiln_module& m, const kiln_command& cmd) : m_(m), cmd_(cmd), p_(cmd.bindings) {}
 
-// Calls f(range, alignment) for each memory range `cmd` touches; stops at the first nonzero
-// status f returns. The command has been decoded, so its varints are well formed.
-template <class F>
-kiln_status_t forEachRange(const kiln_module& m, const kiln_command& cmd, F&& f) {
-  switch (cmd.opcode) {
-    case KILN_OP_DISPATCH: {
-      const kiln_kernel_signature& sig = m.signatures[cmd.operands[KILN_DISPATCH_KERNEL]];
-      const uint8_t* p = cmd.bindings;
-      const uint8_t* end = m.commands + m.commandsSize;
-      for (uint32_t b = 0; b < cmd.binding_count; ++b) {
-        const kiln_binding_signature& bs = m.bindingSigs[sig.first_binding + b];
-        Range r{};
-        kiln_varint_read(&p, end, &r.space);
-        kiln_varint_read(&p, end, &r.offset);
-        r.length = bs.length;
-        r.write = (bs.access & KILN_ACCESS_WRITE) != 0;
-        if (kiln_status_t st = f(r, bs.alignment)) return st;
+  bool next(Range* r) {
+    uint32_t i = index_++;
+    const uint64_t* op = cmd_.operands;
+    switch (cmd_.opcode) {
+      case KILN_OP_DISPATCH: {
+        if (i >= cmd_.binding_count) return false;
+        const kiln_kernel_signature& sig = m_.signatures[op[KILN_DISPATCH_KERNEL]];
+        const kiln_binding_signature& bs = m_.bindingSigs[sig.first_binding + i];
+        const uint8_t* end = m_.commands + m_.commandsSize;
+        kiln_varint_read(&p_, end, &r->space);  // already checked by the decoder
+        kiln_varint_read(&p_, end, &r->offset);
+        *r = Range{r->space, r->offset, bs.length, bs.alignment,
+                   (bs.access & KILN_ACCESS_WRITE) != 0};
+        return true;
       }
-      return KILN_OK;
+      case KILN_OP_FILL:
+        *r = Range{op[KILN_FILL_SPACE], op[KILN_FILL_OFFSET], op[KILN_FILL_LENGTH], 1, true};
+        return i == 0;
+      case KILN_OP_COPY:
+        if (i == 0) {
+          *r = Range{op[KILN_COPY_SRC_SPACE], op[KILN_COPY_SRC_OFFSET], op[KILN_COPY_LENGTH], 1,
+                     false};
+        } else {
+          *r = Range{op[KILN_COPY_DST_SPACE], op[KILN_COPY_DST_OFFSET], op[KILN_COPY_LENGTH], 1,
+                     true};
+        }
+        return i < 2;
+      default: return false;
     }
-    case KILN_OP_FILL:
-      return f(Range{cmd.operands[KILN_FILL_SPACE], cmd.operands[KILN_FILL_OFFSET],
-                     cmd.operands[KILN_FILL_LENGTH], true},
-               1u);
-    case KILN_OP_COPY:
-      if (kiln_status_t st = f(Range{cmd.operands[KILN_COPY_SRC_SPACE],
-                                     cmd.operands[KILN_COPY_SRC_OFFSET],
-                                     cmd.operands[KILN_COPY_LENGTH], false},
-                               1u)) {
-        return st;
-      }
-      return f(Range{cmd.operands[KILN_COPY_DST_SPACE], cmd.operands[KILN_COPY_DST_OFFSET],
-                     cmd.operands[KILN_COPY_LENGTH], true},
-               1u);
-    default: return KILN_OK;
   }
-}
+
+ private:
+  const kiln_module& m_;
+  const kiln_command& cmd_;
+  const uint8_t* p_;
+  uint32_t index_ = 0;
+};
 
 bool conflict(const Range& a, const Range& b) {
   return (a.write || b.write) && a.space == b.space && a.length != 0 && b.length != 0 &&
          a.offset < b.offset + b.length && b.offset < a.offset + a.length;
 }
 
+// True if some range of `a` conflicts with some range of `b`; with `same`, only distinct
+// ranges of one command are compared. *space receives the space of the conflict.
+bool commandsConflict(const kiln_module& m, const kiln_command& a, const kiln_command& b,
+                      bool same, uint64_t* space) {
+  RangeReader ra(m, a);
+  Range x, y;
+  for (uint32_t i = 0; ra.next(&x); ++i) {
+    RangeReader rb(m, b);
+    for (uint32_t j = 0; rb.next(&y); ++j) {
+      if ((!same || j > i) && conflict(x, y)) {
+        *space = x.space;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 class FunctionChecker {
  public:
   FunctionChecker(kiln_module& m, uint32_t index, Diag& diag)
-      : m_(m), fn_(m.functions[index]), diag_(diag) {
-    name_ = stringAt(m.strings, fn_.name);
-  }
+      : m_(m), fn_(m.functions[index]), diag_(diag), name_(stringAt(m.strings, fn_.name)) {}
 
   kiln_status_t run() {
     const uint8_t* p = m_.commands + fn_.commands_offset;
@@ -83,10 +104,10 @@ class FunctionChecker {
     bool returned = false;
     while (p < end) {
       at_ = static_cast<uint64_t>(p - begin_);
-      if (returned) return error().s("command after RETURN");
+      if (returned) return error(KILN_AT "command after RETURN");
       const uint8_t* start = p;
       kiln_command cmd;
-      kiln_decode_result r = kiln_command_decode(&p, end, &cmd, bindingCount, &m_);
+      kiln_decode_result r = decodeCommand(m_, &p, end, &cmd);
       if (r != KILN_DECODE_OK) return decodeError(r, cmd);
       if (kiln_status_t st = checkCommand(cmd)) return st;
       if (cmd.opcode == KILN_OP_BARRIER || cmd.opcode == KILN_OP_RETURN) {
@@ -96,26 +117,29 @@ class FunctionChecker {
       }
     }
     at_ = fn_.commands_size;
-    if (!returned) return error().s("stream does not end with RETURN");
+    if (!returned) return error(KILN_AT "stream does not end with RETURN");
     if (fn_.first_dispatch != m_.dispatchCount || fn_.dispatch_count != dispatches_) {
-      return error().s("META says the function has dispatches ").u(fn_.first_dispatch).s("+").u(fn_.dispatch_count).s(", the stream has ").u(m_.dispatchCount).s("+").u(dispatches_);
+      return error(KILN_AT "META gives the function dispatches {}+{}, the streams have {}+{}",
+                   fn_.first_dispatch, fn_.dispatch_count, m_.dispatchCount, dispatches_);
     }
     m_.dispatchCount += dispatches_;
     return KILN_OK;
   }
 
  private:
-  Diag& error() {
-    return diag_.fail(KILN_ERROR_MALFORMED).s("function '").s(name_).s("', command at byte ").u(at_).s(": ");
+  template <class... Args>
+  kiln_status_t error(const char* format, Args... args) {
+    return diag_.fail(KILN_ERROR_MALFORMED, format, name_, at_, args...);
   }
 
   kiln_status_t decodeError(kiln_decode_result r, const kiln_command& cmd) {
     switch (r) {
-      case KILN_DECODE_TRUNCATED: return error().s("truncated");
-      case KILN_DECODE_BAD_OPCODE: return error().s("unknown opcode ").u(cmd.opcode);
-      case KILN_DECODE_BAD_VARINT: return error().s("malformed varint operand");
+      case KILN_DECODE_TRUNCATED: return error(KILN_AT "truncated");
+      case KILN_DECODE_BAD_OPCODE: return error(KILN_AT "unknown opcode {}", cmd.opcode);
+      case KILN_DECODE_BAD_VARINT: return error(KILN_AT "malformed varint operand");
       default:
-        return error().s("kernel ").u(cmd.operands[0]).s(" does not exist (").u(m_.meta->kernel_count).s(" kernels)");
+        return error(KILN_AT "kernel {} does not exist ({} kernels)", cmd.operands[0],
+                     m_.meta->kernel_count);
     }
   }
 
@@ -132,27 +156,26 @@ class FunctionChecker {
     uint64_t index = (space - 2) / 2;
     bool output = (space % 2) == 1;
     if (index >= (output ? fn_.output_count : fn_.input_count)) return false;
-    const kiln_tensor& t =
-        m_.tensors[fn_.first_tensor + (output ? fn_.input_count : 0) + index];
+    const kiln_tensor& t = m_.tensors[fn_.first_tensor + (output ? fn_.input_count : 0) + index];
     *size = t.byte_size, *alignment = t.alignment, *writable = output;
     return true;
   }
 
-  kiln_status_t checkRange(const Range& r, uint32_t alignment) {
+  kiln_status_t checkRange(const Range& r) {
     uint64_t size;
     uint32_t baseAlignment;
     bool writable;
     if (!spaceInfo(r.space, &size, &baseAlignment, &writable)) {
-      return error().s("memory space ").u(r.space).s(" does not exist in this function");
+      return error(KILN_AT "memory space {} does not exist in this function", r.space);
     }
-    if (r.write && !writable) {
-      return error().s("writes to read-only memory space ").u(r.space);
-    }
-    if (r.offset % alignment != 0 || baseAlignment < alignment) {
-      return error().s("offset ").u(r.offset).s(" in space ").u(r.space).s(" is not ").u(alignment).s("-byte aligned");
+    if (r.write && !writable) return error(KILN_AT "writes to read-only memory space {}", r.space);
+    if (r.offset % r.alignment != 0 || baseAlignment < r.alignment) {
+      return error(KILN_AT "offset {} in space {} is not {}-byte aligned", r.offset, r.space,
+                   r.alignment);
     }
     if (!inBounds(r.offset, r.length, size)) {
-      return error().s("range ").u(r.offset).s("+").u(r.length).s(" exceeds space ").u(r.space).s(" (").u(size).s(" bytes)");
+      return error(KILN_AT "range {}+{} exceeds space {} ({} bytes)", r.offset, r.length, r.space,
+                   size);
     }
     return KILN_OK;
   }
@@ -161,30 +184,24 @@ class FunctionChecker {
     if (cmd.opcode == KILN_OP_DISPATCH) {
       uint64_t workgroups = cmd.operands[KILN_DISPATCH_WORKGROUPS];
       if (workgroups == 0 || workgroups > kMaxWorkgroups) {
-        return error().s("workgroup count ").u(workgroups).s(" is outside 1..").u(kMaxWorkgroups);
+        return error(KILN_AT "workgroup count {} is outside 1..{}", workgroups, kMaxWorkgroups);
       }
+      if (m_.dispatchCount + uint64_t{dispatches_} >= UINT32_MAX) return error(KILN_AT "too many dispatches");
       ++dispatches_;
       ++stageDispatches_;
       stageBindings_ += cmd.binding_count;
-      if (m_.dispatchCount + uint64_t{dispatches_} >= UINT32_MAX) return error().s("too many dispatches");
     }
-    kiln_status_t st =
-        forEachRange(m_, cmd, [this](const Range& r, uint32_t a) { return checkRange(r, a); });
-    if (st != KILN_OK) return st;
-    // Within one command: a written range may not overlap another range of the command
-    // (kernels assume their bindings do not alias).
-    uint32_t ia = 0;
-    return forEachRange(m_, cmd, [&](const Range& a, uint32_t) {
-      uint32_t ib = 0;
-      kiln_status_t s = forEachRange(m_, cmd, [&](const Range& b, uint32_t) -> kiln_status_t {
-        if (ib++ > ia && conflict(a, b)) {
-          return error().s("two of its ranges overlap in space ").u(a.space).s(" and one is written");
-        }
-        return KILN_OK;
-      });
-      ++ia;
-      return s;
-    });
+    RangeReader reader(m_, cmd);
+    Range r;
+    while (reader.next(&r)) {
+      if (kiln_status_t st = checkRange(r)) return st;
+    }
+    // Kernels assume their bindings do not alias; a copy's ranges must not overlap.
+    uint64_t space;
+    if (commandsConflict(m_, cmd, cmd, true, &space)) {
+      return error(KILN_AT "two of its ranges overlap in space {} and one is written", space);
+    }
+    return KILN_OK;
   }
 
   // The commands in [begin, end) form one stage: no two may conflict.
@@ -195,19 +212,17 @@ class FunctionChecker {
     for (const uint8_t* p = begin; p < end;) {
       uint64_t atA = static_cast<uint64_t>(p - begin_);
       kiln_command a;
-      kiln_command_decode(&p, end, &a, bindingCount, &m_);
+      decodeCommand(m_, &p, end, &a);
       for (const uint8_t* q = p; q < end;) {
-        uint64_t atB = static_cast<uint64_t>(q - begin_);
+        at_ = static_cast<uint64_t>(q - begin_);
         kiln_command b;
-        kiln_command_decode(&q, end, &b, bindingCount, &m_);
-        kiln_status_t st = forEachRange(m_, a, [&](const Range& ra, uint32_t) {
-          return forEachRange(m_, b, [&](const Range& rb, uint32_t) -> kiln_status_t {
-            if (!conflict(ra, rb)) return KILN_OK;
-            at_ = atB;
-            return error().s("conflicts with the command at byte ").u(atA).s(" in the same stage (both touch space ").u(ra.space).s(", one writes)");
-          });
-        });
-        if (st != KILN_OK) return st;
+        decodeCommand(m_, &q, end, &b);
+        uint64_t space;
+        if (commandsConflict(m_, a, b, false, &space)) {
+          return error(KILN_AT "conflicts with the command at byte {} in the same stage (both "
+                       "touch space {}, one writes)",
+                       atA, space);
+        }
       }
     }
     return KILN_OK;
@@ -224,7 +239,17 @@ class FunctionChecker {
   uint32_t stageBindings_ = 0;
 };
 
+uint32_t bindingCount(const void* user, uint64_t kernel) {
+  const kiln_module& m = *static_cast<const kiln_module*>(user);
+  return kernel < m.meta->kernel_count ? m.signatures[kernel].binding_count : UINT32_MAX;
+}
+
 }  // namespace
+
+kiln_decode_result decodeCommand(const kiln_module& m, const uint8_t** pos, const uint8_t* end,
+                                 kiln_command* cmd) {
+  return kiln_command_decode(pos, end, cmd, bindingCount, &m);
+}
 
 kiln_status_t checkCommands(kiln_module& m, Diag& diag) {
   m.dispatchCount = 0;

@@ -19,10 +19,8 @@ kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
   const kiln_tensor& t = m.tensors[index];
   if (t.name >= m.stringsSize || t.dtype >= KILN_DTYPE_COUNT || t.rank > KILN_MAX_RANK ||
       !isPowerOfTwo(t.alignment) || t.alignment > KILN_ALIGNMENT) {
-    return diag.fail(KILN_ERROR_MALFORMED)
-        .s("META: tensor ")
-        .u(index)
-        .s(" has an invalid name, dtype, rank or alignment");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "META: tensor {} has an invalid name, dtype, rank or alignment", index);
   }
   uint64_t elements = 1;
   bool overflow = false;
@@ -36,12 +34,9 @@ kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
   }
   uint64_t dsize = kiln_dtype_size(t.dtype);
   if (overflow || elements > UINT64_MAX / dsize || elements * dsize != t.byte_size) {
-    return diag.fail(KILN_ERROR_MALFORMED)
-        .s("META: tensor '")
-        .s(stringAt(m.strings, t.name))
-        .s("' byte size ")
-        .u(t.byte_size)
-        .s(" does not match its shape and dtype");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "META: tensor '{}' byte size {} does not match its shape and dtype",
+                     stringAt(m.strings, t.name), t.byte_size);
   }
   return KILN_OK;
 }
@@ -51,10 +46,12 @@ kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
 kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
   const kiln_meta& meta = *m.meta;
   if (meta.arena_alignment != KILN_ALIGNMENT || meta.reserved[0] != 0 || meta.reserved[1] != 0) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("META: arena alignment is not 64 or reserved fields are set");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "META: arena alignment is not 64 or reserved fields are set");
   }
   if (meta.arena_size > SIZE_MAX / 2) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("META: arena of ").u(meta.arena_size).s(" bytes does not fit in memory");
+    return diag.fail(KILN_ERROR_MALFORMED, "META: arena of {} bytes does not fit in memory",
+                     meta.arena_size);
   }
   if (!tableFits(m, meta.functions_offset, meta.function_count, sizeof(kiln_function)) ||
       !tableFits(m, meta.tensors_offset, meta.tensor_count, sizeof(kiln_tensor)) ||
@@ -62,7 +59,7 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
       !tableFits(m, meta.binding_sigs_offset, meta.binding_sig_count,
                  sizeof(kiln_binding_signature)) ||
       !inBounds(meta.strings_offset, meta.strings_size, m.metaSize)) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("META: a table lies outside the section or is misaligned");
+    return diag.fail(KILN_ERROR_MALFORMED, "META: a table lies outside the section or is misaligned");
   }
   const uint8_t* base = metaBytes(m);
   m.functions = reinterpret_cast<const kiln_function*>(base + meta.functions_offset);
@@ -72,17 +69,15 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
   m.strings = reinterpret_cast<const char*>(base + meta.strings_offset);
   m.stringsSize = meta.strings_size;
   if (m.stringsSize == 0 || m.strings[m.stringsSize - 1] != '\0') {
-    return diag.fail(KILN_ERROR_MALFORMED).s("META: string table does not end with a NUL byte");
+    return diag.fail(KILN_ERROR_MALFORMED, "META: string table does not end with a NUL byte");
   }
 
   for (uint32_t k = 0; k < meta.kernel_count; ++k) {
     const kiln_kernel_signature& sig = m.signatures[k];
     if (sig.binding_count > KILN_MAX_BINDINGS || sig.first_binding > meta.binding_sig_count ||
         sig.binding_count > meta.binding_sig_count - sig.first_binding) {
-      return diag.fail(KILN_ERROR_MALFORMED)
-          .s("META: kernel ")
-          .u(k)
-          .s(" has an invalid binding signature range");
+      return diag.fail(KILN_ERROR_MALFORMED, "META: kernel {} has an invalid binding signature range",
+                       k);
     }
   }
   for (uint32_t b = 0; b < meta.binding_sig_count; ++b) {
@@ -90,10 +85,8 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
     if (bs.access == 0 || (bs.access & ~(KILN_ACCESS_READ | KILN_ACCESS_WRITE)) != 0 ||
         !isPowerOfTwo(bs.alignment) || bs.alignment > KILN_ALIGNMENT || bs.reserved0 != 0 ||
         bs.reserved1 != 0) {
-      return diag.fail(KILN_ERROR_MALFORMED)
-          .s("META: binding signature ")
-          .u(b)
-          .s(" has invalid access flags or alignment");
+      return diag.fail(KILN_ERROR_MALFORMED,
+                       "META: binding signature {} has invalid access flags or alignment", b);
     }
   }
   for (uint32_t t = 0; t < meta.tensor_count; ++t) {
@@ -104,27 +97,25 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
   for (uint32_t f = 0; f < meta.function_count; ++f) {
     const kiln_function& fn = m.functions[f];
     if (fn.name >= m.stringsSize) {
-      return diag.fail(KILN_ERROR_MALFORMED).s("META: function ").u(f).s(" has an invalid name");
+      return diag.fail(KILN_ERROR_MALFORMED, "META: function {} has an invalid name", f);
     }
     const char* name = stringAt(m.strings, fn.name);
     if (fn.first_tensor > meta.tensor_count ||
         uint64_t{fn.input_count} + fn.output_count > meta.tensor_count - fn.first_tensor) {
-      return diag.fail(KILN_ERROR_MALFORMED)
-          .s("META: function '")
-          .s(name)
-          .s("' has inputs or outputs outside the tensor table");
+      return diag.fail(KILN_ERROR_MALFORMED,
+                       "META: function '{}' has inputs or outputs outside the tensor table", name);
     }
     if (fn.commands_offset < previousEnd ||
         !inBounds(fn.commands_offset, fn.commands_size, m.commandsSize)) {
-      return diag.fail(KILN_ERROR_MALFORMED)
-          .s("META: function '")
-          .s(name)
-          .s("' command range lies outside COMMANDS or overlaps the previous function");
+      return diag.fail(KILN_ERROR_MALFORMED,
+                       "META: function '{}' command range lies outside COMMANDS or overlaps the "
+                       "previous function",
+                       name);
     }
     previousEnd = uint64_t{fn.commands_offset} + fn.commands_size;
     for (uint32_t g = 0; g < f; ++g) {
       if (sameString(name, stringAt(m.strings, m.functions[g].name))) {
-        return diag.fail(KILN_ERROR_MALFORMED).s("META: two functions are named '").s(name).s("'");
+        return diag.fail(KILN_ERROR_MALFORMED, "META: two functions are named '{}'", name);
       }
     }
   }

@@ -8,6 +8,7 @@
 
 #include "base/diag.h"
 #include "kiln/format/artifact.h"
+#include "kiln/format/commands.h"
 #include "kiln/kiln.h"
 
 struct kiln_module {
@@ -68,6 +69,11 @@ kiln_status_t checkCommands(kiln_module& m, Diag& diag);
 kiln_status_t checkDebug(kiln_module& m, Diag& diag);
 kiln_status_t bindConstants(kiln_module& m, const kiln_load_options& options, Diag& diag);
 kiln_status_t bindKernels(kiln_module& m, const kiln_load_options& options, Diag& diag);
+
+// Decodes the command at *pos with the module's kernel signatures (the one copy of the
+// decoder in the core, shared by validation and the interpreter).
+kiln_decode_result decodeCommand(const kiln_module& m, const uint8_t** pos, const uint8_t* end,
+                                 kiln_command* cmd);
 
 // True if [offset, offset + length) lies inside [0, total), without overflow.
 inline bool inBounds(uint64_t offset, uint64_t length, uint64_t total) {

@@ -12,23 +12,16 @@ constexpr uint64_t kDebugHeaderSize = sizeof(kiln_debug);
 kiln_status_t checkLibrary(const kiln_module& m, const kiln_kernel_library* lib, const char* what,
                            Diag& diag) {
   if (lib->abi_version != KILN_KERNEL_ABI_VERSION) {
-    return diag.fail(KILN_ERROR_KERNELS)
-        .s(what)
-        .s(" has kernel ABI version ")
-        .u(lib->abi_version)
-        .s(", this runtime implements version ")
-        .u(KILN_KERNEL_ABI_VERSION);
+    return diag.fail(KILN_ERROR_KERNELS,
+                     "{} has kernel ABI version {}, this runtime implements version {}", what,
+                     lib->abi_version, KILN_KERNEL_ABI_VERSION);
   }
   if (lib->kernel_count != m.meta->kernel_count || (lib->kernel_count && !lib->kernels)) {
-    return diag.fail(KILN_ERROR_KERNELS)
-        .s(what)
-        .s(" provides ")
-        .u(lib->kernel_count)
-        .s(" kernels, the artifact needs ")
-        .u(m.meta->kernel_count);
+    return diag.fail(KILN_ERROR_KERNELS, "{} provides {} kernels, the artifact needs {}", what,
+                     lib->kernel_count, m.meta->kernel_count);
   }
   for (uint32_t k = 0; k < lib->kernel_count; ++k) {
-    if (!lib->kernels[k]) return diag.fail(KILN_ERROR_KERNELS).s(what).s(": kernel ").u(k).s(" is NULL");
+    if (!lib->kernels[k]) return diag.fail(KILN_ERROR_KERNELS, "{}: kernel {} is NULL", what, k);
   }
   return KILN_OK;
 }
@@ -36,7 +29,8 @@ kiln_status_t checkLibrary(const kiln_module& m, const kiln_kernel_library* lib,
 kiln_status_t bindStaticLibrary(kiln_module& m, const kiln_load_options& options, Diag& diag) {
   const char* name = reinterpret_cast<const char*>(m.kernelSection);
   if (m.kernelSectionSize < 2 || name[m.kernelSectionSize - 1] != '\0' || name[0] == '\0') {
-    return diag.fail(KILN_ERROR_MALFORMED).s("KERNELS: static library name is not a NUL-terminated string");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "KERNELS: static library name is not a NUL-terminated string");
   }
   for (uint32_t i = 0; i < options.kernel_library_count; ++i) {
     const kiln_kernel_library* lib = options.kernel_libraries[i];
@@ -45,10 +39,10 @@ kiln_status_t bindStaticLibrary(kiln_module& m, const kiln_load_options& options
     m.library = lib;
     return KILN_OK;
   }
-  return diag.fail(KILN_ERROR_KERNELS)
-      .s("artifact needs the static kernel library '")
-      .s(name)
-      .s("', which the application did not pass in kiln_load_options.kernel_libraries");
+  return diag.fail(KILN_ERROR_KERNELS,
+                   "artifact needs the static kernel library '{}', which the application did "
+                   "not pass in kiln_load_options.kernel_libraries",
+                   name);
 }
 
 }  // namespace
@@ -57,35 +51,29 @@ kiln_status_t bindConstants(kiln_module& m, const kiln_load_options& options, Di
   if (!m.constants || !m.constantsExternal) return KILN_OK;
   const kiln_external_constants* ext = reinterpret_cast<const kiln_external_constants*>(m.constants);
   if (m.constantsSize != sizeof(kiln_external_constants)) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("CONSTANTS: external record is not 64 bytes");
+    return diag.fail(KILN_ERROR_MALFORMED, "CONSTANTS: external record is not 64 bytes");
   }
   for (uint8_t b : ext->reserved) {
-    if (b) return diag.fail(KILN_ERROR_MALFORMED).s("CONSTANTS: reserved bytes are not zero");
+    if (b) return diag.fail(KILN_ERROR_MALFORMED, "CONSTANTS: reserved bytes are not zero");
   }
   if (!options.external_constants) {
-    return diag.fail(KILN_ERROR_CONSTANTS)
-        .s("artifact needs its external constants (")
-        .u(ext->size)
-        .s(" bytes) but none were given");
+    return diag.fail(KILN_ERROR_CONSTANTS,
+                     "artifact needs its external constants ({} bytes) but none were given",
+                     ext->size);
   }
   if (options.external_constants_size != ext->size) {
-    return diag.fail(KILN_ERROR_CONSTANTS)
-        .s("external constants are ")
-        .u(options.external_constants_size)
-        .s(" bytes, the artifact expects ")
-        .u(ext->size);
+    return diag.fail(KILN_ERROR_CONSTANTS, "external constants are {} bytes, the artifact expects {}",
+                     options.external_constants_size, ext->size);
   }
   if (reinterpret_cast<uintptr_t>(options.external_constants) % KILN_ALIGNMENT != 0) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT).s("external constants are not 64-byte aligned");
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "external constants are not 64-byte aligned");
   }
   uint64_t hash = kiln_hash64(options.external_constants, static_cast<size_t>(ext->size));
   if (hash != ext->hash) {
-    return diag.fail(KILN_ERROR_CONSTANTS)
-        .s("external constants hash ")
-        .x(hash)
-        .s(" does not match the artifact's ")
-        .x(ext->hash)
-        .s(" (wrong or stale constants file)");
+    return diag.fail(KILN_ERROR_CONSTANTS,
+                     "external constants hash {x} does not match the artifact's {x} (wrong or "
+                     "stale constants file)",
+                     hash, ext->hash);
   }
   m.constants = static_cast<const uint8_t*>(options.external_constants);
   m.constantsSize = ext->size;
@@ -99,18 +87,19 @@ kiln_status_t checkDebug(kiln_module& m, Diag& diag) {
   if (size < kDebugHeaderSize || d.entries_offset % 8 != 0 || d.entry_count != m.dispatchCount ||
       !inBounds(d.entries_offset, uint64_t{d.entry_count} * sizeof(kiln_debug_entry), size) ||
       !inBounds(d.strings_offset, d.strings_size, size) || d.strings_size == 0) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("DEBUG: tables lie outside the section or do not match the dispatch count");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "DEBUG: tables lie outside the section or do not match the dispatch count");
   }
   m.debugEntries = reinterpret_cast<const kiln_debug_entry*>(m.debugSection + d.entries_offset);
   m.debugEntryCount = d.entry_count;
   m.debugStrings = reinterpret_cast<const char*>(m.debugSection + d.strings_offset);
   m.debugStringsSize = d.strings_size;
   if (m.debugStrings[d.strings_size - 1] != '\0') {
-    return diag.fail(KILN_ERROR_MALFORMED).s("DEBUG: string table does not end with a NUL byte");
+    return diag.fail(KILN_ERROR_MALFORMED, "DEBUG: string table does not end with a NUL byte");
   }
   for (uint32_t i = 0; i < d.entry_count; ++i) {
     if (m.debugEntries[i].dispatch_name >= d.strings_size || m.debugEntries[i].node_name >= d.strings_size) {
-      return diag.fail(KILN_ERROR_MALFORMED).s("DEBUG: entry ").u(i).s(" names a string outside the table");
+      return diag.fail(KILN_ERROR_MALFORMED, "DEBUG: entry {} names a string outside the table", i);
     }
   }
   return KILN_OK;
@@ -119,9 +108,10 @@ kiln_status_t checkDebug(kiln_module& m, Diag& diag) {
 kiln_status_t bindKernels(kiln_module& m, const kiln_load_options& options, Diag& diag) {
   if (m.kernelsStatic) return bindStaticLibrary(m, options, diag);
   if (!options.elf_loader) {
-    return diag.fail(KILN_ERROR_UNSUPPORTED)
-        .s("artifact embeds ELF kernels but this runtime has no ELF loader (compile the model "
-           "as a static kernel library, or use the host runtime's kiln_host_load_options_init)");
+    return diag.fail(KILN_ERROR_UNSUPPORTED,
+                     "artifact embeds ELF kernels but this runtime has no ELF loader (compile the "
+                     "model as a static kernel library, or use the host runtime's "
+                     "kiln_host_load_options_init)");
   }
   const kiln_kernel_library* lib = nullptr;
   void* mapping = nullptr;
@@ -161,18 +151,16 @@ extern "C" kiln_status_t kiln_module_load(const void* artifact, size_t size,
   Diag diag(opts.error, opts.error_capacity);
   if (out_module) *out_module = nullptr;
   if (!artifact || !memory || !out_module) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT).s("kiln_module_load: NULL artifact, memory or out_module");
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT,
+                     "kiln_module_load: NULL artifact, memory or out_module");
   }
   if (reinterpret_cast<uintptr_t>(artifact) % KILN_ALIGNMENT != 0) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT).s("artifact buffer is not 64-byte aligned");
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "artifact buffer is not 64-byte aligned");
   }
   if (memory_size < sizeof(kiln_module) ||
       reinterpret_cast<uintptr_t>(memory) % alignof(kiln_module) != 0) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT)
-        .s("module memory must be ")
-        .u(sizeof(kiln_module))
-        .s(" bytes aligned to ")
-        .u(alignof(kiln_module));
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "module memory must be {} bytes aligned to {}",
+                     sizeof(kiln_module), alignof(kiln_module));
   }
   kiln_module* m = static_cast<kiln_module*>(memory);
   *m = kiln_module{};

@@ -33,50 +33,37 @@ bool allZero(const uint8_t* p, size_t n) {
 
 kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
   if (m.size < sizeof(kiln_header)) {
-    return diag.fail(KILN_ERROR_MALFORMED)
-        .s("artifact is ")
-        .u(m.size)
-        .s(" bytes, smaller than its 64-byte header");
+    return diag.fail(KILN_ERROR_MALFORMED, "artifact is {} bytes, smaller than its 64-byte header",
+                     m.size);
   }
   const kiln_header& h = *reinterpret_cast<const kiln_header*>(m.base);
   m.header = &h;
   if (h.magic[0] != KILN_MAGIC_0 || h.magic[1] != KILN_MAGIC_1 || h.magic[2] != KILN_MAGIC_2 ||
       h.magic[3] != KILN_MAGIC_3) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("not a kiln artifact (bad magic)");
+    return diag.fail(KILN_ERROR_MALFORMED, "not a kiln artifact (bad magic)");
   }
   if (h.format_major != KILN_FORMAT_MAJOR || h.format_minor > KILN_FORMAT_MINOR) {
-    return diag.fail(KILN_ERROR_VERSION)
-        .s("artifact format ")
-        .u(h.format_major)
-        .s(".")
-        .u(h.format_minor)
-        .s(" is not supported by this runtime (format ")
-        .u(KILN_FORMAT_MAJOR)
-        .s(".")
-        .u(KILN_FORMAT_MINOR)
-        .s(")");
+    return diag.fail(KILN_ERROR_VERSION,
+                     "artifact format {}.{} is not supported by this runtime (format {}.{})",
+                     h.format_major, h.format_minor, KILN_FORMAT_MAJOR, KILN_FORMAT_MINOR);
   }
   if (h.file_size > m.size) {
-    return diag.fail(KILN_ERROR_MALFORMED)
-        .s("artifact is truncated: header says ")
-        .u(h.file_size)
-        .s(" bytes, buffer has ")
-        .u(m.size);
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "artifact is truncated: header says {} bytes, buffer has {}", h.file_size,
+                     m.size);
   }
   m.size = h.file_size;
   if (h.flags != 0 || !allZero(h.reserved, sizeof h.reserved)) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("header: reserved fields are not zero");
+    return diag.fail(KILN_ERROR_MALFORMED, "header: reserved fields are not zero");
   }
   if (h.section_table_offset % 8 != 0 || h.section_table_offset < sizeof(kiln_header) ||
       h.section_count > m.size / sizeof(kiln_section) ||
       !inBounds(h.section_table_offset, uint64_t{h.section_count} * sizeof(kiln_section),
                 m.size)) {
-    return diag.fail(KILN_ERROR_MALFORMED)
-        .s("section table (offset ")
-        .u(h.section_table_offset)
-        .s(", ")
-        .u(h.section_count)
-        .s(" entries) lies outside the artifact or is misaligned");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "section table (offset {}, {} entries) lies outside the artifact or is "
+                     "misaligned",
+                     h.section_table_offset, h.section_count);
   }
   const kiln_section* table =
       reinterpret_cast<const kiln_section*>(m.base + h.section_table_offset);
@@ -85,33 +72,27 @@ kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
   for (uint32_t i = 0; i < h.section_count; ++i) {
     const kiln_section& s = table[i];
     if (s.kind == 0 || s.kind >= KILN_SECTION_KIND_COUNT) {
-      return diag.fail(KILN_ERROR_MALFORMED).s("section ").u(i).s(": unknown kind ").u(s.kind);
+      return diag.fail(KILN_ERROR_MALFORMED, "section {}: unknown kind {}", i, s.kind);
     }
     const char* name = sectionName(s.kind);
     if (found[s.kind]) {
-      return diag.fail(KILN_ERROR_MALFORMED).s("section ").u(i).s(": second ").s(name).s(" section");
+      return diag.fail(KILN_ERROR_MALFORMED, "section {}: second {} section", i, name);
     }
     found[s.kind] = &s;
     if ((s.flags & ~allowedFlags(s.kind)) != 0 || s.reserved != 0) {
-      return diag.fail(KILN_ERROR_MALFORMED).s(name).s(" section: invalid flags or reserved field");
+      return diag.fail(KILN_ERROR_MALFORMED, "{} section: invalid flags or reserved field", name);
     }
     if (s.offset % KILN_ALIGNMENT != 0 || s.offset < tableEnd || !inBounds(s.offset, s.size, m.size)) {
-      return diag.fail(KILN_ERROR_MALFORMED)
-          .s(name)
-          .s(" section (offset ")
-          .u(s.offset)
-          .s(", ")
-          .u(s.size)
-          .s(" bytes) is misaligned or lies outside the artifact");
+      return diag.fail(KILN_ERROR_MALFORMED,
+                       "{} section (offset {}, {} bytes) is misaligned or lies outside the "
+                       "artifact",
+                       name, s.offset, s.size);
     }
     for (uint32_t j = 0; j < i; ++j) {
       const kiln_section& o = table[j];
       if (s.offset < o.offset + o.size && o.offset < s.offset + s.size) {
-        return diag.fail(KILN_ERROR_MALFORMED)
-            .s(name)
-            .s(" section overlaps ")
-            .s(sectionName(o.kind))
-            .s(" section");
+        return diag.fail(KILN_ERROR_MALFORMED, "{} section overlaps {} section", name,
+                         sectionName(o.kind));
       }
     }
   }
@@ -119,12 +100,12 @@ kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
                                        KILN_SECTION_KERNELS};
   for (uint32_t kind : kRequired) {
     if (!found[kind]) {
-      return diag.fail(KILN_ERROR_MALFORMED).s("artifact has no ").s(sectionName(kind)).s(" section");
+      return diag.fail(KILN_ERROR_MALFORMED, "artifact has no {} section", sectionName(kind));
     }
   }
   const kiln_section* meta = found[KILN_SECTION_META];
   if (meta->size < sizeof(kiln_meta)) {
-    return diag.fail(KILN_ERROR_MALFORMED).s("META section is smaller than its 64-byte header");
+    return diag.fail(KILN_ERROR_MALFORMED, "META section is smaller than its 64-byte header");
   }
   m.meta = reinterpret_cast<const kiln_meta*>(m.base + meta->offset);
   m.metaSize = meta->size;

@@ -115,31 +115,32 @@ const char* abiName(uint32_t abi) {
 kiln_status_t checkTarget(const kiln_module& m, const kiln_load_options& options, Diag& diag) {
   const kiln_header& h = *m.header;
   if (h.arch != kArch || h.abi != kAbi) {
-    return diag.fail(KILN_ERROR_UNSUPPORTED)
-        .s("artifact targets ")
-        .s(archName(h.arch))
-        .s(" (")
-        .s(abiName(h.abi))
-        .s(") but this runtime runs ")
-        .s(archName(kArch))
-        .s(" (")
-        .s(abiName(kAbi))
-        .s(")");
+    return diag.fail(KILN_ERROR_UNSUPPORTED,
+                     "artifact targets {} ({}) but this runtime runs {} ({})", archName(h.arch),
+                     abiName(h.abi), archName(kArch), abiName(kAbi));
   }
   uint64_t missing = h.cpu_features & ~(compiledFeatures() | options.cpu_features);
   if (missing == 0) return KILN_OK;
-  diag.fail(KILN_ERROR_UNSUPPORTED).s("artifact needs CPU features this processor lacks:");
+#ifdef KILN_NO_STATUS_MESSAGES
+  return diag.fail(KILN_ERROR_UNSUPPORTED, "");
+#else
+  // Name every missing feature: "avx512f avx512bw bit40".
+  char names[192];
+  size_t n = 0;
   for (uint32_t bit = 0; bit < 64; ++bit) {
     if (!(missing >> bit & 1)) continue;
     const char* name = kiln_cpu_feature_name(h.arch, bit);
-    diag.s(" ");
-    if (name) {
-      diag.s(name);
-    } else {
-      diag.s("bit").u(bit);
-    }
+    char unnamed[6] = {'b', 'i', 't', 0, 0, 0};
+    unnamed[3] = static_cast<char>('0' + (bit >= 10 ? bit / 10 : bit));
+    if (bit >= 10) unnamed[4] = static_cast<char>('0' + bit % 10);
+    if (!name) name = unnamed;
+    if (n > 0 && n + 1 < sizeof names) names[n++] = ' ';
+    for (const char* c = name; *c && n + 1 < sizeof names; ++c) names[n++] = *c;
   }
-  return diag;
+  names[n] = '\0';
+  return diag.fail(KILN_ERROR_UNSUPPORTED, "artifact needs CPU features this processor lacks: {}",
+                   static_cast<const char*>(names));
+#endif
 }
 
 }  // namespace kiln

@@ -11,10 +11,6 @@
 namespace kiln {
 namespace {
 
-uint32_t bindingCount(const void* user, uint64_t kernel) {
-  return static_cast<const kiln_module*>(user)->signatures[kernel].binding_count;
-}
-
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
   uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return an != 0 && bn != 0 && x < y + bn && y < x + an;
@@ -32,7 +28,7 @@ class Interpreter {
     dispatchIndex_ = fn_.first_dispatch;
     while (!done_) {
       kiln_command cmd;
-      kiln_command_decode(&p, end, &cmd, bindingCount, &m_);
+      decodeCommand(m_, &p, end, &cmd);
       switch (cmd.opcode) {
 #define KILN_COMMAND_BEGIN(NAME, name, opcode, mnemonic) \
   case KILN_OP_##NAME:                                   \
@@ -123,25 +119,12 @@ class Interpreter {
 kiln_status_t checkBuffer(const kiln_tensor& t, const char* tensorName, const void* data,
                           size_t size, const char* what, uint32_t index, Diag& diag) {
   if ((!data && t.byte_size != 0) || size < t.byte_size) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT)
-        .s(what)
-        .u(index)
-        .s(" '")
-        .s(tensorName)
-        .s("' needs a buffer of ")
-        .u(t.byte_size)
-        .s(" bytes, got ")
-        .u(data ? size : 0);
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "{} {} '{}' needs a buffer of {} bytes, got {}",
+                     what, index, tensorName, t.byte_size, data ? size : size_t{0});
   }
   if (reinterpret_cast<uintptr_t>(data) % t.alignment != 0) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT)
-        .s(what)
-        .u(index)
-        .s(" '")
-        .s(tensorName)
-        .s("' buffer must be ")
-        .u(t.alignment)
-        .s("-byte aligned");
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "{} {} '{}' buffer must be {}-byte aligned", what,
+                     index, tensorName, t.alignment);
   }
   return KILN_OK;
 }
@@ -152,39 +135,31 @@ kiln_status_t checkBuffers(const kiln_module& m, const kiln_function& fn, const 
   const char* fnName = stringAt(m.strings, fn.name);
   if (inputCount != fn.input_count || outputCount != fn.output_count ||
       (inputCount && !inputs) || (outputCount && !outputs)) {
-    return diag.fail(KILN_ERROR_INVALID_ARGUMENT)
-        .s("function '")
-        .s(fnName)
-        .s("' takes ")
-        .u(fn.input_count)
-        .s(" inputs and ")
-        .u(fn.output_count)
-        .s(" outputs, the call passed ")
-        .u(inputCount)
-        .s(" and ")
-        .u(outputCount);
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT,
+                     "function '{}' takes {} inputs and {} outputs, the call passed {} and {}",
+                     fnName, fn.input_count, fn.output_count, inputCount, outputCount);
   }
   const kiln_tensor* t = m.tensors + fn.first_tensor;
   for (uint32_t i = 0; i < inputCount; ++i) {
     if (kiln_status_t st = checkBuffer(t[i], stringAt(m.strings, t[i].name), inputs[i].data,
-                                       inputs[i].size, "input ", i, diag)) {
+                                       inputs[i].size, "input", i, diag)) {
       return st;
     }
   }
   for (uint32_t o = 0; o < outputCount; ++o) {
     const kiln_tensor& ot = t[inputCount + o];
     if (kiln_status_t st = checkBuffer(ot, stringAt(m.strings, ot.name), outputs[o].data,
-                                       outputs[o].size, "output ", o, diag)) {
+                                       outputs[o].size, "output", o, diag)) {
       return st;
     }
     for (uint32_t i = 0; i < inputCount; ++i) {
       if (overlaps(outputs[o].data, ot.byte_size, inputs[i].data, t[i].byte_size)) {
-        return diag.fail(KILN_ERROR_INVALID_ARGUMENT).s("output ").u(o).s(" buffer overlaps input ").u(i);
+        return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "output {} buffer overlaps input {}", o, i);
       }
     }
     for (uint32_t p = 0; p < o; ++p) {
       if (overlaps(outputs[o].data, ot.byte_size, outputs[p].data, t[inputCount + p].byte_size)) {
-        return diag.fail(KILN_ERROR_INVALID_ARGUMENT).s("output ").u(o).s(" buffer overlaps output ").u(p);
+        return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "output {} buffer overlaps output {}", o, p);
       }
     }
   }
@@ -201,7 +176,8 @@ extern "C" kiln_status_t kiln_context_call(kiln_context* c, uint32_t function,
   kiln::Diag diag(c->error, sizeof c->error);
   const kiln_module& m = *c->module;
   if (function >= m.meta->function_count) {
-    return diag.fail(KILN_ERROR_NOT_FOUND).s("function index ").u(function).s(" out of range (").u(m.meta->function_count).s(" functions)");
+    return diag.fail(KILN_ERROR_NOT_FOUND, "function index {} out of range ({} functions)",
+                     function, m.meta->function_count);
   }
   const kiln_function& fn = m.functions[function];
   if (kiln_status_t st =
@@ -220,7 +196,7 @@ extern "C" kiln_status_t kiln_context_call_named(kiln_context* c, const char* fu
   uint32_t index = 0;
   if (kiln_module_find_function(c->module, function, &index) != KILN_OK) {
     kiln::Diag diag(c->error, sizeof c->error);
-    return diag.fail(KILN_ERROR_NOT_FOUND).s("the module has no function '").s(function).s("'");
+    return diag.fail(KILN_ERROR_NOT_FOUND, "the module has no function '{}'", function);
   }
   return kiln_context_call(c, index, inputs, input_count, outputs, output_count);
 }
