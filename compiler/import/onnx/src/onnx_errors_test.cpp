@@ -1,0 +1,369 @@
+// Every user-facing error of the ONNX importer, message checked: bad files, checker
+// failures, opsets, unsupported operators and types, unknown dims, --input-shape mistakes,
+// and external data (path escapes, missing files).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "kiln/import/onnx/onnx_import.h"
+#include "kiln/ir/constant_data.h"
+#include "kiln/support/diagnostics.h"
+#include "onnx_test_models.h"
+
+namespace kiln::import {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::modelFromText;
+using testing::writeFile;
+
+std::string importError(const std::string& bytes, OnnxImportOptions options = {}) {
+  try {
+    importOnnxBytes(bytes, options, "test.onnx");
+  } catch (const CompileError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+std::string fileImportError(const fs::path& path, OnnxImportOptions options = {}) {
+  try {
+    importOnnxFile(path, options);
+  } catch (const CompileError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+OnnxImportOptions withShapes(std::initializer_list<const char*> flags) {
+  OnnxImportOptions options;
+  for (const char* flag : flags) options.inputShapes.push_back(parseInputShape(flag));
+  return options;
+}
+
+// A fresh, empty folder per test.
+fs::path tempFolder(const std::string& name) {
+  fs::path folder = fs::path(::testing::TempDir()) / ("kiln_onnx_" + name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+const char* kRelu = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[1,4] x) => (float[1,4] y) { y = Relu(x) })";
+
+// ---- files ----
+
+TEST(OnnxErrors, MissingFile) {
+  EXPECT_EQ(fileImportError("/nonexistent/model.onnx"),
+            "/nonexistent/model.onnx: cannot open ONNX model: No such file or directory");
+}
+
+TEST(OnnxErrors, RandomBytes) {
+  std::mt19937 random(1234);
+  std::string bytes(4096, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  EXPECT_EQ(importError(bytes),
+            "test.onnx: not a valid ONNX model: the protobuf data is malformed or truncated");
+}
+
+TEST(OnnxErrors, TruncatedFile) {
+  fs::path path = tempFolder("truncated") / "model.onnx";
+  std::string bytes = modelFromText(kRelu);
+  writeFile(path, bytes.substr(0, bytes.size() - 7));
+  EXPECT_EQ(fileImportError(path),
+            path.string() + ": not a valid ONNX model: the protobuf data is malformed or truncated");
+}
+
+TEST(OnnxErrors, EmptyFile) {
+  fs::path path = tempFolder("empty") / "model.onnx";
+  writeFile(path, "");
+  EXPECT_EQ(fileImportError(path),
+            path.string() + ": not a valid ONNX model: the protobuf data is malformed or truncated");
+}
+
+// Parses, but is not a valid model: ONNX's checker message, plus the file.
+TEST(OnnxErrors, CheckerMessage) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <opset_import: ["" : 17]>
+    g (float[1,4] x) => (float[1,4] y) { y = Relu(x) })")),
+            "test.onnx: invalid ONNX model: The model does not have an ir_version set properly.");
+}
+
+TEST(OnnxErrors, CheckerMessageNamesNode) {
+  std::string message = importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4] x) => (float[1,4] y) { y = Relu <alpha = 1.0> (x) })"));
+  EXPECT_EQ(message.rfind("test.onnx: invalid ONNX model: Unrecognized attribute: alpha for "
+                          "operator Relu; context: Bad node spec for node. Name:  OpType: Relu",
+                          0),
+            0u)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(OnnxErrors, OpsetAboveTarget) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[1,4] x) => (float[1,4] y) { y = Relu(x) })")),
+            "test.onnx: the model uses opset 18 of domain 'ai.onnx'; kiln supports ai.onnx "
+            "opsets up to 17");
+}
+
+// ---- operators and types ----
+
+TEST(OnnxErrors, UnsupportedOperator) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,2,3] x) => (float[1,2,3] y) { y = Hardmax <axis = 1> (x) })")),
+            "test.onnx: unsupported operator 'Hardmax' (domain 'ai.onnx', opset 17) at node #0");
+}
+
+TEST(OnnxErrors, UnsupportedOperatorNamedNode) {
+  std::string bytes = testing::modelFromTextNamed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,4] x) => (float[1,4] y) {
+      a = Relu(x)
+      y = Hardmax(a) })", {"relu_0", "hardmax_1"});
+  EXPECT_EQ(importError(bytes), "test.onnx: unsupported operator 'Hardmax' (domain 'ai.onnx', "
+                                "opset 17) at node 'hardmax_1'");
+}
+
+TEST(OnnxErrors, UnsupportedOperatorOldOpset) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[2,3] x) => (float[2,3] y) { y = Hardmax(x) })")),
+            "test.onnx: unsupported operator 'Hardmax' (domain 'ai.onnx', opset 6) at node #0");
+}
+
+TEST(OnnxErrors, CustomDomainOperator) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
+    g (float[2] x) => (float[2] y) { y = com.example.Frobnicate(x) })")),
+            "test.onnx: unsupported operator 'Frobnicate' (domain 'com.example', opset 1) at "
+            "node #0");
+}
+
+TEST(OnnxErrors, SequenceOutput) {
+  EXPECT_EQ(importError(testing::modelFromTextSequenceOutput(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] s) { s = SequenceConstruct(x) })", "s")),
+            "test.onnx: output 's' is a sequence; kiln supports tensors only");
+}
+
+TEST(OnnxErrors, StringInput) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (string[2] x) => (string[2] y) { y = Identity(x) })")),
+            "test.onnx: input 'x' is a string tensor; kiln supports numeric tensors only");
+}
+
+TEST(OnnxErrors, DoubleInput) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (double[2] x) => (double[2] y) { y = Relu(x) })")),
+            "test.onnx: input 'x' has element type double, which kiln does not support");
+}
+
+TEST(OnnxErrors, DoubleInitializer) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) <double[2] w = {1.0, 2.0}> {
+      c = Cast <to = 1> (w)
+      y = Add(x, c) })")),
+            "test.onnx: tensor 'w' has element type double, which kiln does not support");
+}
+
+TEST(OnnxErrors, CastToUnsupportedType) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) {
+      d = Cast <to = 11> (x)
+      y = Cast <to = 1> (d) })")),
+            "test.onnx: value 'd' has element type double, which kiln does not support");
+}
+
+TEST(OnnxErrors, MaxPoolIndicesOutput) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,1,4,4] x) => (float[1,1,2,2] y, int64[1,1,2,2] i) {
+      y, i = MaxPool <kernel_shape = [2, 2], strides = [2, 2]> (x) })")),
+            "test.onnx: node #0 (MaxPool): output 1 ('i') is not supported");
+}
+
+TEST(OnnxErrors, BatchNormTrainingMode) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,2,2,2] x) => (float[1,2,2,2] y, float[2] rm, float[2] rv)
+      <float[2] s = {1.0, 1.0}, float[2] b = {0.0, 0.0}, float[2] m = {0.0, 0.0},
+       float[2] v = {1.0, 1.0}> {
+      y, rm, rv = BatchNormalization <training_mode = 1> (x, s, b, m, v) })")),
+            "test.onnx: node #0 (BatchNormalization): training mode (training_mode = 1) is not "
+            "supported");
+}
+
+// A shape only known at run time (NonZero is not supported, so use a data-dependent
+// Reshape: the shape comes from an input).
+TEST(OnnxErrors, DataDependentShape) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[6] x, int64[2] s) => (float[?,?] y) { y = Reshape(x, s) })")),
+            "test.onnx: value 'y' has shape ?x? after shape inference; kiln needs every dim "
+            "known (a data-dependent shape?)");
+}
+
+// ---- unknown dims and --input-shape ----
+
+const char* kSymbolic = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[N,3,H,224] image) => (float[N,3,H,224] y) { y = Relu(image) })";
+
+TEST(OnnxErrors, UnknownDimsWithoutInputShape) {
+  EXPECT_EQ(importError(modelFromText(kSymbolic)),
+            "test.onnx: input 'image' has unknown dims (dim 0 'N', dim 2 'H' in shape "
+            "Nx3xHx224); fix them with --input-shape=image:DIMS, for example "
+            "--input-shape=image:1x3x1x224");
+}
+
+TEST(OnnxErrors, UnknownDimWithoutName) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[?,4] x) => (float[?,4] y) { y = Relu(x) })")),
+            "test.onnx: input 'x' has unknown dims (dim 0 '?' in shape ?x4); fix them with "
+            "--input-shape=x:DIMS, for example --input-shape=x:1x4");
+}
+
+TEST(OnnxErrors, InputShapeFixesUnknownDims) {
+  auto graph = importOnnxBytes(modelFromText(kSymbolic), withShapes({"image:2x3x16x224"}));
+  EXPECT_EQ(graph->inputs()[0]->shape(), (ir::Shape{2, 3, 16, 224}));
+  EXPECT_EQ(graph->outputs()[0].value->shape(), (ir::Shape{2, 3, 16, 224}));
+}
+
+TEST(OnnxErrors, InputShapeNamesMissingInput) {
+  EXPECT_EQ(importError(modelFromText(kSymbolic), withShapes({"input:1x3x224x224"})),
+            "--input-shape=input:1x3x224x224: test.onnx has no input named 'input' (its "
+            "inputs: 'image')");
+}
+
+TEST(OnnxErrors, InputShapeNamesInitializer) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1.0, 2.0}> { y = Add(x, w) })"),
+                        withShapes({"w:2"})),
+            "--input-shape=w:2: test.onnx has no input named 'w' (its inputs: 'x')");
+}
+
+TEST(OnnxErrors, InputShapeWrongRank) {
+  EXPECT_EQ(importError(modelFromText(kSymbolic), withShapes({"image:1x3"})),
+            "--input-shape=image:1x3: input 'image' has rank 4 (shape Nx3xHx224), the flag "
+            "gives 2 dims");
+}
+
+TEST(OnnxErrors, InputShapeContradictsStaticDim) {
+  EXPECT_EQ(importError(modelFromText(kSymbolic), withShapes({"image:1x4x8x224"})),
+            "--input-shape=image:1x4x8x224: dim 1 of input 'image' is 3 in the model, the flag "
+            "gives 4");
+}
+
+TEST(OnnxErrors, InputShapeGivenTwice) {
+  EXPECT_EQ(importError(modelFromText(kSymbolic),
+                        withShapes({"image:1x3x8x224", "image:2x3x8x224"})),
+            "--input-shape=image:2x3x8x224: input 'image' is given more than once");
+}
+
+TEST(OnnxErrors, BadInputShapeSyntax) {
+  try {
+    parseInputShape("image=1x3x224x224");
+    FAIL() << "no error";
+  } catch (const CompileError& error) {
+    EXPECT_STREQ(error.what(),
+                 "--input-shape=image=1x3x224x224: missing ':' between name and dims (expected "
+                 "NAME:DIMS, e.g. --input-shape=input:1x3x224x224)");
+  }
+}
+
+// ---- external data ----
+
+const char* kExternal = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[4] x) => (float[4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> { y = Add(x, w) })";
+
+TEST(OnnxErrors, ExternalDataLoads) {
+  fs::path folder = tempFolder("external_ok");
+  std::string weights;
+  std::string model = testing::modelFromTextExternal(kExternal, "w", "weights/w.bin", 8, &weights);
+  writeFile(folder / "model.onnx", model);
+  writeFile(folder / "weights" / "w.bin", std::string(8, 'x') + weights);
+  auto graph = importOnnxFile(folder / "model.onnx");
+  ASSERT_EQ(graph->constants().size(), 1u);
+  EXPECT_EQ(ir::constantDoubles(graph->constants()[0]), (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(OnnxErrors, ExternalDataEscapingWithDotDot) {
+  fs::path folder = tempFolder("external_dotdot");
+  std::string weights;
+  writeFile(folder / "model" / "model.onnx",
+            testing::modelFromTextExternal(kExternal, "w", "../w.bin", 0, &weights));
+  writeFile(folder / "w.bin", weights);  // exists, yet must not be read
+  EXPECT_EQ(fileImportError(folder / "model" / "model.onnx"),
+            (folder / "model" / "model.onnx").string() +
+                ": external data of tensor 'w': location '../w.bin' contains '..'; it must stay "
+                "inside the model's folder");
+}
+
+TEST(OnnxErrors, ExternalDataAbsolutePath) {
+  fs::path folder = tempFolder("external_absolute");
+  std::string weights;
+  writeFile(folder / "model.onnx",
+            testing::modelFromTextExternal(kExternal, "w", "/etc/passwd", 0, &weights));
+  EXPECT_EQ(fileImportError(folder / "model.onnx"),
+            (folder / "model.onnx").string() +
+                ": external data of tensor 'w': location '/etc/passwd' is an absolute path; it "
+                "must be relative to the model's folder");
+}
+
+TEST(OnnxErrors, ExternalDataSymlinkOutOfFolder) {
+  fs::path folder = tempFolder("external_symlink");
+  std::string weights;
+  writeFile(folder / "model" / "model.onnx",
+            testing::modelFromTextExternal(kExternal, "w", "w.bin", 0, &weights));
+  writeFile(folder / "outside.bin", weights);
+  fs::create_symlink(folder / "outside.bin", folder / "model" / "w.bin");
+  EXPECT_EQ(fileImportError(folder / "model" / "model.onnx"),
+            (folder / "model" / "model.onnx").string() +
+                ": external data of tensor 'w': location 'w.bin' resolves outside the model's "
+                "folder");
+}
+
+TEST(OnnxErrors, ExternalDataMissingFile) {
+  fs::path folder = tempFolder("external_missing");
+  std::string weights;
+  writeFile(folder / "model.onnx",
+            testing::modelFromTextExternal(kExternal, "w", "w.bin", 0, &weights));
+  EXPECT_EQ(fileImportError(folder / "model.onnx"),
+            (folder / "model.onnx").string() + ": external data of tensor 'w': file '" +
+                (folder / "w.bin").string() + "' does not exist or is not a file");
+}
+
+TEST(OnnxErrors, ExternalDataTooShort) {
+  fs::path folder = tempFolder("external_short");
+  std::string weights;
+  writeFile(folder / "model.onnx",
+            testing::modelFromTextExternal(kExternal, "w", "w.bin", 4, &weights));
+  writeFile(folder / "w.bin", weights);  // 16 bytes, but the tensor starts at offset 4
+  EXPECT_EQ(fileImportError(folder / "model.onnx"),
+            (folder / "model.onnx").string() + ": external data of tensor 'w': offset 4 + length "
+                "16 exceeds the 16 bytes of '" + (folder / "w.bin").string() + "'");
+}
+
+TEST(OnnxErrors, ExternalDataFromBytesWithoutFolder) {
+  std::string weights;
+  EXPECT_EQ(importError(testing::modelFromTextExternal(kExternal, "w", "w.bin", 0, &weights)),
+            "test.onnx: external data of tensor 'w': a model given as bytes cannot reference "
+            "external file 'w.bin'");
+}
+
+}  // namespace
+}  // namespace kiln::import

@@ -1,0 +1,50 @@
+// Internal: loads an ONNX model and prepares it for translation to the IR.
+// Steps, in order: parse the protobuf, check the opset range, inline external data (with
+// the path check), ONNX's checker, refuse unsupported operators and non-tensor values,
+// apply --input-shape overrides and require static inputs, ONNX shape inference with data
+// propagation, and version conversion to kTargetOpset (then shape inference again).
+// Every failure is a kiln::CompileError that names the model file.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kiln/import/onnx/onnx_import.h"
+
+namespace kiln::import::detail {
+
+// Where the model's bytes come from and how to name it in diagnostics.
+struct OnnxSource {
+  std::string bytes;
+  std::string displayName;               // the file path, or "<memory>"
+  std::filesystem::path externalDataDir; // external data is resolved here; empty: not allowed
+};
+
+struct PreparedOnnxModel {
+  onnx::ModelProto model;  // at kTargetOpset, shapes inferred, external data inlined
+  int64_t sourceOpset = 0; // the model's ai.onnx opset before conversion
+};
+
+// Reads a model file (missing or unreadable file: CompileError naming it).
+OnnxSource readOnnxFile(const std::filesystem::path& path);
+
+// Runs every step listed at the top of this file.
+PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOptions& options);
+
+// "ai.onnx" for the default domain "", the domain itself otherwise.
+std::string displayDomain(std::string_view domain);
+
+// Inlines every tensor stored in external data files (initializers and tensor attributes,
+// subgraphs included). Locations must be relative, without '..', inside `dir`.
+void inlineExternalData(onnx::ModelProto& model, const OnnxSource& source);
+
+// Applies the --input-shape overrides to the graph inputs, then requires every graph input
+// to have a static shape. Initializers listed as inputs are constants, not inputs.
+void applyInputShapes(onnx::GraphProto& graph, const std::vector<InputShape>& overrides,
+                      const std::string& displayName);
+
+}  // namespace kiln::import::detail
