@@ -27,6 +27,8 @@ void countingKernel(void* const* bindings, uint32_t wg, uint32_t count) {
 }
 
 TEST(ThreadPool, EveryWorkgroupOfAStageRunsOnce) {
+  for (auto& dispatch : gCalls)
+    for (auto& counter : dispatch) counter.store(0);
   kiln_thread_pool* pool = nullptr;
   ASSERT_EQ(kiln_thread_pool_create(4, &pool), KILN_OK);
   const kiln_executor* executor = kiln_thread_pool_executor(pool);
