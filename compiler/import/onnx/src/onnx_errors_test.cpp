@@ -210,8 +210,8 @@ TEST(OnnxErrors, DataDependentShape) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[6] x, int64[2] s) => (float[?,?] y) { y = Reshape(x, s) })")),
-            "test.onnx: value 'y' has shape ?x? after shape inference; kiln needs every dim "
-            "known (a data-dependent shape?)");
+            "test.onnx: node #0 (Reshape): output 'y' has shape ?x? after shape inference; kiln "
+            "needs every dim known (a data-dependent shape?)");
 }
 
 // ---- unknown dims and --input-shape ----

@@ -243,6 +243,31 @@ TEST(OnnxImport, ShapeSubgraphWithInputShapeOverride) {
   EXPECT_EQ(graph->outputs()[0].value->type(), TensorType(DType::F32, {2, 12}));
 }
 
+// The same chain with a scalar Gather index, as torch exports it: ONNX 1.12's data
+// propagation stops at the scalar, so the importer tracks the shape values itself and gives
+// Reshape a constant shape operand.
+TEST(OnnxImport, TorchShapeChainWithScalarGather) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3,4] x) => (float[N,2] y) <float[12,2] w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                          1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}> {
+      shape = Shape(x)
+      zero = Constant <value_int = 0> ()
+      batch = Gather <axis = 0> (shape, zero)
+      axes = Constant <value = int64[1] {0}> ()
+      batch1 = Unsqueeze(batch, axes)
+      minus1 = Constant <value = int64[1] {-1}> ()
+      newShape = Concat <axis = 0> (batch1, minus1)
+      flat = Reshape(x, newShape)
+      y = MatMul(flat, w) })", OnnxImportOptions{{parseInputShape("x:5x3x4")}});
+  const ir::Op* reshape = findOp(*graph, OpKind::Reshape);
+  ASSERT_NE(reshape, nullptr);
+  ASSERT_TRUE(ir::isConstantValue(reshape->operand(1)));
+  EXPECT_EQ(ir::constantInts(reshape->operand(1)), (std::vector<int64_t>{5, -1}));
+  EXPECT_EQ(reshape->result()->type(), TensorType(DType::F32, {5, 12}));
+  EXPECT_EQ(graph->outputs()[0].value->type(), TensorType(DType::F32, {5, 2}));
+}
+
 TEST(OnnxImport, DropoutAndIdentity) {
   auto graph = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -55,14 +55,26 @@ std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpK
                      node.outputNames[info.numResults] + "') is not supported");
   }
   if (info.numResults >= 0) numResults = static_cast<size_t>(info.numResults);
-  std::vector<TensorType> types;
   std::vector<std::string> names;
+  bool allKnown = true;
   for (size_t i = 0; i < numResults; ++i) {
     if (i >= node.outputNames.size() || node.outputNames[i].empty()) {
       t.fail(node, "output " + std::to_string(i) + " is absent; kiln needs it");
     }
-    types.push_back(node.outputTypes[i]);
     names.push_back(node.outputNames[i]);
+    allKnown = allKnown && node.outputTypes[i].has_value();
+  }
+  // ONNX left a dim unknown: give the op its static operands (shape, axes...) as constants
+  // when their contents are known, so that the IR rule can compute the type.
+  if (!allKnown) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (!info.isStaticOperand(i) || !operands[i] || operands[i]->isConstant()) continue;
+      if (auto contents = t.shapeValues.get(operands[i])) {
+        operands[i] = t.graph.addConstant(t.graph.uniqueName(operands[i]->name() + ".value"),
+                                          operands[i]->type(),
+                                          ir::makeConstantBytesInt(operands[i]->type(), *contents));
+      }
+    }
   }
   // The IR's own rule must accept the node and agree with ONNX's shape inference.
   ir::RuleResult inferred;
@@ -71,12 +83,21 @@ std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpK
   } catch (const CompileError& error) {
     t.fail(node, error.what());
   }
-  for (size_t i = 0; i < numResults && i < inferred.types.size(); ++i) {
-    const auto& rule = inferred.types[i];
-    if (rule && !rule->sameShapeAndDType(types[i])) {
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < numResults; ++i) {
+    const std::optional<TensorType>& rule =
+        i < inferred.types.size() ? inferred.types[i] : std::nullopt;
+    const std::optional<TensorType>& onnx = node.outputTypes[i];
+    if (onnx && rule && !rule->sameShapeAndDType(*onnx)) {
       t.fail(node, "kiln computes " + rule->toString() + " for output '" + names[i] +
-                       "' but ONNX shape inference gives " + types[i].toString());
+                       "' but ONNX shape inference gives " + onnx->toString());
     }
+    if (!onnx && !rule) {
+      t.fail(node, "output '" + names[i] + "' has shape " + node.outputShapes[i] +
+                       " after shape inference; kiln needs every dim known (a data-dependent "
+                       "shape?)");
+    }
+    types.push_back(onnx ? *onnx : *rule);
   }
   ir::Op* op = t.graph.createOp(kind, std::move(operands), std::move(types), std::move(attrs),
                                 ir::SourceInfo{node.name, node.opType}, nullptr, names);
@@ -122,9 +143,10 @@ std::vector<ir::Value*> translateConstant(OnnxTranslation& t, const OnnxNode& no
   } else {
     t.fail(node, "has no value attribute kiln supports (value, value_float(s), value_int(s))");
   }
-  if (!value.type.sameShapeAndDType(node.outputTypes.at(0))) {
+  const std::optional<TensorType>& inferred = node.outputTypes.at(0);
+  if (inferred && !value.type.sameShapeAndDType(*inferred)) {
     t.fail(node, "value " + value.type.toString() + " differs from the inferred type " +
-                     node.outputTypes.at(0).toString());
+                     inferred->toString());
   }
   return {t.graph.addConstant(outputName(node), value.type, std::move(value.bytes))};
 }

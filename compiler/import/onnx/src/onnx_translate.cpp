@@ -31,7 +31,7 @@ class ModelWalker {
     }
     for (const auto& input : graph.input()) {
       if (values_.count(input.name())) continue;  // an initializer listed as input
-      values_[input.name()] = graph_->addInput(input.name(), staticType(input.name(), "input"));
+      values_[input.name()] = graph_->addInput(input.name(), inputType(input.name()));
     }
     for (int i = 0; i < graph.node_size(); ++i) translateNode(graph.node(i), i);
     for (const auto& output : graph.output()) {
@@ -44,8 +44,11 @@ class ModelWalker {
   }
 
  private:
-  // The static IR type ONNX's shape inference gave a value; CompileError otherwise.
-  ir::TensorType staticType(const std::string& name, const std::string& what) {
+  // The IR type ONNX's shape inference gave a value: nullopt (and the shape as text in
+  // `shapeText`) when a dim is unknown. A missing or non-tensor type, or an element type kiln
+  // lacks, is a CompileError.
+  std::optional<ir::TensorType> inferredType(const std::string& name, const std::string& what,
+                                             std::string* shapeText) {
     auto fail = [&](const std::string& why) -> void {
       throw CompileError(displayName_ + ": " + what + " '" + name + "' " + why);
     };
@@ -59,26 +62,35 @@ class ModelWalker {
       fail("has element type " + onnxTypeName(tensorType.elem_type()) +
            ", which kiln does not support");
     }
-    if (!tensorType.has_shape()) fail("has an unknown rank after shape inference");
+    if (!tensorType.has_shape()) {
+      *shapeText = "of unknown rank";
+      return std::nullopt;
+    }
     ir::TensorType type;
     type.dtype = *dtype;
-    std::string text;
     bool unknown = false;
+    shapeText->clear();
     for (const auto& dim : tensorType.shape().dim()) {
-      if (!text.empty()) text += 'x';
+      if (!shapeText->empty()) *shapeText += 'x';
       if (dim.has_dim_value() && dim.dim_value() >= 0) {
         type.shape.push_back(dim.dim_value());
-        text += std::to_string(dim.dim_value());
+        *shapeText += std::to_string(dim.dim_value());
       } else {
         unknown = true;
-        text += dim.dim_param().empty() ? "?" : dim.dim_param();
+        *shapeText += dim.dim_param().empty() ? "?" : dim.dim_param();
       }
     }
-    if (unknown) {
-      fail("has shape " + text + " after shape inference; kiln needs every dim known "
-           "(a data-dependent shape?)");
-    }
+    if (shapeText->empty()) *shapeText = "scalar";
+    if (unknown) return std::nullopt;
     return type;
+  }
+
+  // Graph inputs are static: the loader required it (applyInputShapes).
+  ir::TensorType inputType(const std::string& name) {
+    std::string text;
+    std::optional<ir::TensorType> type = inferredType(name, "input", &text);
+    KILN_ASSERT(type, "input '" + name + "' is not static after applyInputShapes");
+    return *type;
   }
 
   void convertAttribute(const onnx::AttributeProto& attribute, OnnxNode& node) {
@@ -129,13 +141,16 @@ class ModelWalker {
       node.inputs.push_back(found->second);
     }
     for (const std::string& output : proto.output()) {
+      std::string text;
       node.outputNames.push_back(output);
-      node.outputTypes.push_back(output.empty() ? ir::TensorType()
-                                                : staticType(output, "value"));
+      node.outputTypes.push_back(output.empty() ? std::nullopt
+                                                : inferredType(output, "value", &text));
+      node.outputShapes.push_back(text);
     }
     for (const auto& attribute : proto.attribute()) convertAttribute(attribute, node);
     std::vector<ir::Value*> results = entry->translate(translation_, node, entry->kind);
     KILN_ASSERT(results.size() == node.outputNames.size(), "translator result count");
+    translation_.shapeValues.track(node, results);
     for (size_t i = 0; i < results.size(); ++i) {
       if (!node.outputNames[i].empty() && results[i]) values_[node.outputNames[i]] = results[i];
     }

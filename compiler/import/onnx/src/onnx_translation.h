@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "onnx_shape_values.h"
 
 namespace kiln::import::detail {
 
@@ -30,7 +31,9 @@ struct OnnxNode {
   int index = 0;       // position in the graph, for unnamed nodes
   std::vector<ir::Value*> inputs;              // nullptr for an absent optional input
   std::vector<std::string> outputNames;        // "" for an absent optional output
-  std::vector<ir::TensorType> outputTypes;     // from ONNX shape inference (static)
+  // From ONNX shape inference; nullopt where it left a dim unknown (see ShapeValues).
+  std::vector<std::optional<ir::TensorType>> outputTypes;
+  std::vector<std::string> outputShapes;       // ONNX's shape as text ("Nx12"), for messages
   ir::AttributeMap attrs;                      // int, float, string, ints, floats
   std::map<std::string, ConstantTensor> tensorAttrs;  // TENSOR attributes
   std::map<std::string, std::string> otherAttrs;      // name -> ONNX type of the rest
@@ -42,6 +45,7 @@ struct OnnxTranslation {
   std::string displayName;  // the model file, for diagnostics
   int64_t sourceOpset;      // the model's ai.onnx opset before version conversion
   int64_t opset;            // the opset the nodes are at now
+  ShapeValues shapeValues;  // contents of shape tensors, for types ONNX left unknown
 
   // "model.onnx: node 'conv1' (Conv): <why>" as a CompileError.
   [[noreturn]] void fail(const OnnxNode& node, const std::string& why) const;

@@ -1,0 +1,137 @@
+// Shape-value tracking for the importer (see onnx_shape_values.h).
+#include "onnx_shape_values.h"
+
+#include <algorithm>
+
+#include "kiln/ir/constant_data.h"
+#include "onnx_translation.h"
+
+namespace kiln::import::detail {
+
+namespace {
+
+constexpr int64_t kMaxElements = 64;  // shape tensors are tiny
+
+using Ints = std::vector<int64_t>;
+
+bool isSmallInteger(const ir::Value* value) {
+  return value && ir::isInteger(value->dtype()) && value->type().rank() <= 1 &&
+         value->type().numElements() <= kMaxElements;
+}
+
+// Numpy broadcasting of two vectors (or scalars) of integers.
+std::optional<Ints> elementwise(const Ints& a, const Ints& b, char op) {
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+  size_t n = std::max(a.size(), b.size());
+  Ints out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = a[a.size() == 1 ? 0 : i];
+    int64_t y = b[b.size() == 1 ? 0 : i];
+    switch (op) {
+      case '+': out[i] = x + y; break;
+      case '-': out[i] = x - y; break;
+      case '*': out[i] = x * y; break;
+      case '/':
+        if (y == 0) return std::nullopt;
+        out[i] = x / y;  // integer Div truncates, like onnxruntime
+        break;
+    }
+  }
+  return out;
+}
+
+// ONNX Slice on a 1-D tensor.
+std::optional<Ints> slice1d(const Ints& data, int64_t start, int64_t end, int64_t step) {
+  const auto size = static_cast<int64_t>(data.size());
+  if (step == 0) return std::nullopt;
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, size);
+    end = std::clamp<int64_t>(end, 0, size);
+  } else {
+    start = std::clamp<int64_t>(start, 0, size - 1);
+    end = std::clamp<int64_t>(end, -1, size - 1);
+  }
+  Ints out;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step) out.push_back(data[i]);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Ints> ShapeValues::get(const ir::Value* value) const {
+  if (!value) return std::nullopt;
+  if (value->isConstant()) {
+    if (!isSmallInteger(value)) return std::nullopt;
+    return ir::constantInts(value);
+  }
+  auto found = known_.find(value);
+  if (found == known_.end()) return std::nullopt;
+  return found->second;
+}
+
+void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& results) {
+  if (results.empty() || !results[0] || results[0]->isConstant() || !isSmallInteger(results[0])) {
+    return;
+  }
+  auto input = [&](size_t i) -> std::optional<Ints> {
+    return i < node.inputs.size() ? get(node.inputs[i]) : std::nullopt;
+  };
+  const std::string& op = node.opType;
+  std::optional<Ints> out;
+  if (op == "Shape") {
+    const ir::Shape& shape = node.inputs.at(0)->shape();
+    auto rank = static_cast<int64_t>(shape.size());
+    int64_t start = node.attrs.getInt("start", 0);
+    int64_t end = node.attrs.getInt("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    out = Ints(shape.begin() + start, shape.begin() + end);
+  } else if (op == "Gather") {
+    auto data = input(0);
+    auto indices = input(1);
+    if (data && indices && node.attrs.getInt("axis", 0) == 0 &&
+        node.inputs[0]->type().rank() == 1) {
+      Ints gathered;
+      for (int64_t index : *indices) {
+        if (index < 0) index += static_cast<int64_t>(data->size());
+        if (index < 0 || index >= static_cast<int64_t>(data->size())) return;
+        gathered.push_back((*data)[index]);
+      }
+      out = gathered;
+    }
+  } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity" ||
+             op == "Cast") {
+    out = input(0);
+  } else if (op == "Concat") {
+    Ints joined;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      auto part = input(i);
+      if (!part) return;
+      joined.insert(joined.end(), part->begin(), part->end());
+    }
+    out = joined;
+  } else if (op == "Slice") {
+    auto data = input(0);
+    auto starts = input(1);
+    auto ends = input(2);
+    auto steps = input(4);
+    if (data && starts && ends && starts->size() == 1 && ends->size() == 1 &&
+        node.inputs[0]->type().rank() == 1) {
+      out = slice1d(*data, (*starts)[0], (*ends)[0], steps && steps->size() == 1 ? (*steps)[0] : 1);
+    }
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    auto a = input(0);
+    auto b = input(1);
+    char symbol = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
+    if (a && b) out = elementwise(*a, *b, symbol);
+  }
+  if (out && static_cast<int64_t>(out->size()) == results[0]->type().numElements()) {
+    known_[results[0]] = *out;
+  }
+}
+
+}  // namespace kiln::import::detail
