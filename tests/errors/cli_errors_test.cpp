@@ -179,5 +179,29 @@ TEST(CliErrors, ExternalConstantsMissing) {
                        "given\n");
 }
 
+TEST(CliErrors, Compile) {
+  std::string model = std::string(KILN_SOURCE_DIR) + "/examples/digits/model.onnx";
+  std::string out = f().dir + "/c.kiln";
+  expectError({"compile", model}, "'kiln compile' needs an output file: -o OUT.kiln");
+  expectError({"compile", "/nonexistent/m.onnx", "-o", out},
+              "cannot open '/nonexistent/m.onnx': No such file or directory");
+  expectError({"compile", model, "-o", out, "--target=pdp11"},
+              "unknown --target 'pdp11'; valid targets: host, x86_64, x86_64-v3, x86_64-v4, "
+              "aarch64, riscv64, cortex-m4, cortex-m33, cortex-m7, rv32imac, rv32imafc");
+  expectError({"compile", model, "-o", out, "--input-shape=image"},
+              "--input-shape=image: missing ':' between name and dims (expected NAME:DIMS, e.g. "
+              "--input-shape=input:1x3x224x224)");
+  expectError({"compile", model, "-o", out, "--input-shape=bogus:1x2"},
+              "--input-shape=bogus:1x2: " + model + " has no input named 'bogus' (its inputs: "
+              "'image')");
+  expectError({"compile", f().x, "-o", out},
+              f().x + ": not a valid ONNX model: the protobuf data is malformed or truncated");
+  expectError({"compile", model, "-o", "/nonexistent/dir/m.kiln"},
+              "cannot write '/nonexistent/dir/m.kiln': No such file or directory");
+  expectError({"compile", model, "-o", out, "--external-constants=" + out},
+              "--external-constants must name a different file than -o");
+  expectError({"compile", model, "-o"}, "flag '-o' needs a value (-o=OUT.kiln)");
+}
+
 }  // namespace
 }  // namespace kiln::clitest

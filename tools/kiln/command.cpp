@@ -6,7 +6,7 @@
 namespace kiln::cli {
 
 std::vector<const Command*> allCommands() {
-  return {&runCommand(), &benchCommand(), &dumpCommand()};
+  return {&compileCommand(), &runCommand(), &benchCommand(), &dumpCommand()};
 }
 
 int runCommandLine(const Command& command, std::span<const std::string> args) {

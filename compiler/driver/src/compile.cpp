@@ -1,0 +1,126 @@
+// The whole compiler pipeline, in order, in one place:
+//
+//   1. import     model file -> ir::Graph            (import/onnx: checker, --input-shape,
+//                                                      shape inference, opset conversion)
+//   2. passes     ir::Graph -> ir::DispatchGraph     (passes/pipeline: canonicalize, fold,
+//                                                      form dispatches, schedule, plan memory)
+//   3. codegen    dispatches -> kernel library       (codegen/llvm: one kernel per dispatch,
+//                                                      identical kernels merged, in-process lld)
+//   4. emit       everything -> artifact bytes       (emit: META, COMMANDS, CONSTANTS,
+//                                                      KERNELS, DEBUG)
+//   5. write      the .kiln file (and the external constants file; for microcontroller
+//                 targets the kernels' relocatable object, which the firmware links)
+#include "kiln/driver/compile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "kiln/codegen/codegen.h"
+#include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/emit/emit_artifact.h"
+#include "kiln/import/onnx/onnx_import.h"
+#include "kiln/passes/pipeline.h"
+#include "kiln/support/diagnostics.h"
+
+namespace kiln::driver {
+namespace {
+
+// 1. Import: the model format follows the file extension.
+std::unique_ptr<ir::Graph> importModel(const CompileOptions& options) {
+  const std::filesystem::path& path = options.modelPath;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw CompileError("cannot open '" + path.string() + "': No such file or directory");
+  if (std::filesystem::is_directory(path, ec))
+    throw CompileError("'" + path.string() + "' is a directory, not a model file");
+  std::string extension = path.extension().string();
+  if (extension == ".tflite")
+    throw CompileError("'" + path.string() + "': TFLite models are not supported yet "
+                       "(only ONNX; convert the model to ONNX)");
+  import::OnnxImportOptions importOptions;
+  for (const std::string& flag : options.inputShapes)
+    importOptions.inputShapes.push_back(import::parseInputShape(flag));
+  return import::importOnnxFile(path, importOptions);
+}
+
+void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  // Write next to the destination, then rename: a failed compile never leaves half a file.
+  std::filesystem::path temporary = path;
+  temporary += ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw CompileError("cannot write '" + path.string() + "': " + std::strerror(errno));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw CompileError("cannot write '" + path.string() + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw CompileError("cannot write '" + path.string() + "': " + ec.message());
+  }
+}
+
+}  // namespace
+
+CompiledModel compileModel(const CompileOptions& options) {
+  // The target first: a bad --target is reported before any work is done.
+  codegen::TargetConfig target = codegen::resolveTarget(options.target);
+
+  // 1. import
+  std::unique_ptr<ir::Graph> graph = importModel(options);
+
+  // 2. passes
+  passes::PipelineOptions pipelineOptions;
+  pipelineOptions.printIrAfterAll = options.printIrAfterAll;
+  pipelineOptions.printTo = options.irStream;
+  ir::DispatchGraph dispatchGraph = passes::compileGraph(std::move(graph), pipelineOptions);
+
+  // 3. codegen
+  // (lowerDispatches: each dispatch -> a KernelDesc; then one LLVM module, linked by lld)
+  codegen::CodegenResult kernels = codegen::generateKernels(dispatchGraph, target);
+
+  // 4. emit
+  emit::EmitOptions emitOptions;
+  emitOptions.strip = options.strip;
+  emitOptions.externalConstants = !options.externalConstantsPath.empty();
+  emit::EmittedArtifact emitted = emit::emitArtifact(dispatchGraph, kernels, emitOptions);
+
+  CompiledModel model;
+  model.summary.targetName = target.name;
+  model.summary.triple = target.triple;
+  model.summary.artifactBytes = emitted.artifact.size();
+  model.summary.constantsBytes = dispatchGraph.constantsSize;
+  model.summary.arenaBytes = dispatchGraph.arenaSize;
+  model.summary.dispatchCount = static_cast<uint32_t>(dispatchGraph.dispatches.size());
+  model.summary.kernelCount = kernels.kernelCount;
+  if (kernels.output == codegen::KernelOutput::RelocatableObject) model.kernelObject = kernels.bytes;
+  model.artifact = std::move(emitted.artifact);
+  model.externalConstants = std::move(emitted.externalConstants);
+  return model;
+}
+
+CompileSummary compile(const CompileOptions& options) {
+  if (options.outputPath.empty()) throw CompileError("no output file given (-o OUT.kiln)");
+  CompiledModel model = compileModel(options);
+  // 5. write
+  if (!options.externalConstantsPath.empty())
+    writeFile(options.externalConstantsPath, model.externalConstants);
+  if (!model.kernelObject.empty()) {
+    std::filesystem::path object = options.kernelObjectPath;
+    if (object.empty()) {
+      object = options.outputPath;
+      object.replace_extension(".kernels.o");
+    }
+    writeFile(object, model.kernelObject);
+    model.summary.kernelObjectPath = object;
+  }
+  writeFile(options.outputPath, model.artifact);
+  return model.summary;
+}
+
+}  // namespace kiln::driver

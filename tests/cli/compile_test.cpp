@@ -1,0 +1,104 @@
+// `kiln compile` end to end on the shipped digits model (examples/digits): the artifact runs
+// and matches PyTorch's logits, --strip, --external-constants, reproducible bytes, a
+// microcontroller target, and --print-ir-after-all.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cli_runner.h"
+#include "npy.h"
+
+namespace kiln::clitest {
+namespace {
+
+std::string example(const std::string& file) {
+  return std::string(KILN_SOURCE_DIR) + "/examples/digits/" + file;
+}
+
+class KilnCompile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(makeTempDir("kiln-cli-compile-"));
+    CliResult r = runKiln({"compile", example("model.onnx"), "-o", *dir_ + "/digits.kiln"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  static std::string path(const std::string& name) { return *dir_ + "/" + name; }
+  static std::string* dir_;
+};
+std::string* KilnCompile::dir_ = nullptr;
+
+TEST_F(KilnCompile, DigitsMatchPyTorch) {
+  for (int digit = 0; digit < 10; ++digit) {
+    std::string k = std::to_string(digit);
+    CliResult r = runKiln({"run", path("digits.kiln"),
+                           "--input=1x1x8x8xf32=@" + example("digit_" + k + ".npy"),
+                           "--expected_output=@" + example("digit_" + k + "_logits.npy"),
+                           "--tolerance=1e-4,1e-4", "--output=@" + path("logits.npy")});
+    EXPECT_EQ(r.exitCode, 0) << "digit " << k << ": " << r.err;
+  }
+}
+
+TEST_F(KilnCompile, SameFlagsSameBytes) {
+  CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("again.kiln")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(cli::readFileBytes(path("again.kiln")), cli::readFileBytes(path("digits.kiln")));
+}
+
+TEST_F(KilnCompile, StripRemovesDebug) {
+  CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("stripped.kiln"), "--strip"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  CliResult dump = runKiln({"dump", path("stripped.kiln")});
+  EXPECT_EQ(dump.out.find("DEBUG"), std::string::npos);
+  CliResult full = runKiln({"dump", path("digits.kiln")});
+  EXPECT_NE(full.out.find("  DEBUG "), std::string::npos);
+  EXPECT_NE(full.out.find("<- /features/features.0/Conv (Conv)"), std::string::npos) << full.out;
+  EXPECT_LT(std::filesystem::file_size(path("stripped.kiln")),
+            std::filesystem::file_size(path("digits.kiln")));
+}
+
+TEST_F(KilnCompile, ExternalConstants) {
+  CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("ext.kiln"),
+                         "--external-constants=" + path("ext.bin")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // 7666 f32 parameters, each tensor 64-byte aligned.
+  EXPECT_GE(std::filesystem::file_size(path("ext.bin")), 7666u * 4);
+  EXPECT_LT(std::filesystem::file_size(path("ext.kiln")) + 7666 * 4,
+            std::filesystem::file_size(path("digits.kiln")) + 1024);
+  CliResult run = runKiln({"run", path("ext.kiln"), "--constants=" + path("ext.bin"),
+                           "--input=@" + example("digit_3.npy"),
+                           "--expected_output=@" + example("digit_3_logits.npy"),
+                           "--tolerance=1e-4,1e-4", "--output=@" + path("l.npy")});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  CliResult missing = runKiln({"run", path("ext.kiln"), "--input=@" + example("digit_3.npy")});
+  EXPECT_EQ(missing.exitCode, 1);
+  EXPECT_NE(missing.err.find("external constants"), std::string::npos) << missing.err;
+}
+
+TEST_F(KilnCompile, MicrocontrollerTargetWritesKernelObject) {
+  CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("m33.kiln"),
+                         "--target=cortex-m33"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, path("m33.kernels.o") + ": kernel object for the firmware to link (library "
+                                            "'kiln_kernels')\n");
+  std::vector<uint8_t> object = cli::readFileBytes(path("m33.kernels.o"));
+  ASSERT_GT(object.size(), 64u);
+  EXPECT_EQ(object[0], 0x7f);  // ELF, 32-bit, little-endian, relocatable, EM_ARM (40)
+  EXPECT_EQ(object[4], 1);
+  EXPECT_EQ(object[16], 1);
+  EXPECT_EQ(object[18], 40);
+  CliResult dump = runKiln({"dump", path("m33.kiln")});
+  EXPECT_NE(dump.out.find("target: arm (thumb), abi eabihf (hard float)"), std::string::npos)
+      << dump.out;
+  EXPECT_NE(dump.out.find("static library 'kiln_kernels'"), std::string::npos);
+}
+
+TEST_F(KilnCompile, PrintIrAfterAll) {
+  CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("ir.kiln"),
+                         "--print-ir-after-all"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("graph @"), std::string::npos);
+  EXPECT_NE(r.err.find("input %image : f32[1,1,8,8]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::clitest

@@ -1,0 +1,81 @@
+// `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]... [--strip]
+// [--external-constants=FILE] [--print-ir-after-all]`: a thin main over kiln::driver.
+#include <cstdio>
+#include <iostream>
+
+#include "cli_error.h"
+#include "command.h"
+#include "kiln/codegen/target_config.h"
+#include "kiln/driver/compile.h"
+
+namespace kiln::cli {
+namespace {
+
+int runCompile(const ParsedArgs& args) {
+  driver::CompileOptions options;
+  options.modelPath = args.positionals[0];
+  auto output = args.value("output");
+  if (!output) throw CliError("'kiln compile' needs an output file: -o OUT.kiln");
+  options.outputPath = *output;
+  options.inputShapes = args.values("input-shape");
+  options.target.name = args.value("target").value_or(args.has("target-triple") ? "" : "host");
+  options.target.triple = args.value("target-triple").value_or("");
+  options.target.cpu = args.value("target-cpu").value_or("");
+  options.target.features = args.value("target-features").value_or("");
+  options.strip = args.flag("strip");
+  options.externalConstantsPath = args.value("external-constants").value_or("");
+  if (!options.externalConstantsPath.empty() &&
+      options.externalConstantsPath == options.outputPath)
+    throw CliError("--external-constants must name a different file than -o");
+  options.printIrAfterAll = args.flag("print-ir-after-all");
+  options.irStream = &std::cerr;
+  driver::CompileSummary summary = driver::compile(options);
+  if (args.flag("verbose"))
+    std::printf("%s: %llu bytes for %s (%s): %u dispatches, %u kernels, arena %llu bytes, "
+                "constants %llu bytes%s\n",
+                options.outputPath.c_str(), static_cast<unsigned long long>(summary.artifactBytes),
+                summary.targetName.c_str(), summary.triple.c_str(), summary.dispatchCount,
+                summary.kernelCount, static_cast<unsigned long long>(summary.arenaBytes),
+                static_cast<unsigned long long>(summary.constantsBytes),
+                options.externalConstantsPath.empty() ? "" : " (external)");
+  if (!summary.kernelObjectPath.empty())
+    std::printf("%s: kernel object for the firmware to link (library '%s')\n",
+                summary.kernelObjectPath.c_str(), "kiln_kernels");
+  return 0;
+}
+
+std::string targetList() {
+  std::string text;
+  for (const std::string& name : codegen::targetNames()) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
+
+const Command& compileCommand() {
+  static const Command command{
+      "compile",
+      "compile a model (ONNX) into an artifact",
+      "kiln compile MODEL -o OUT.kiln [--target=NAME] [--input-shape=NAME:DIMS]... [flags]",
+      "Compiles MODEL (an .onnx file) ahead of time: imports it, optimises the graph, plans\n"
+      "memory and the schedule, generates one kernel per dispatch for the target and writes\n"
+      "one artifact. Targets: " + targetList() + ".\n"
+      "Unknown or symbolic input dimensions are fixed with --input-shape=NAME:1x3x224x224.",
+      {{"output", FlagKind::Value, "OUT.kiln", "the artifact to write", 'o'},
+       {"target", FlagKind::Value, "NAME", "target by friendly name (default: host)"},
+       {"target-triple", FlagKind::Value, "TRIPLE", "LLVM target triple (overrides --target's)"},
+       {"target-cpu", FlagKind::Value, "CPU", "LLVM CPU name"},
+       {"target-features", FlagKind::Value, "FEATURES", "LLVM feature string, e.g. +avx2,-fma"},
+       {"input-shape", FlagKind::Repeated, "NAME:DIMS",
+        "static shape of a model input, e.g. input:1x3x224x224"},
+       {"strip", FlagKind::Bool, "", "leave out DEBUG (dispatch and source node names)"},
+       {"external-constants", FlagKind::Value, "FILE",
+        "write the constants to FILE; the artifact keeps their size and hash"},
+       {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
+       {"verbose", FlagKind::Bool, "", "print a summary of what was written"}},
+      1,
+      runCompile};
+  return command;
+}
+
+}  // namespace kiln::cli
