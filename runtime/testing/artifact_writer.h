@@ -55,10 +55,19 @@ struct FunctionSpec {
   CommandBuilder commands;
 };
 
+// The architecture the tests run on (artifacts default to it).
+#if defined(__aarch64__)
+constexpr uint8_t kHostArch = KILN_ARCH_AARCH64;
+constexpr const char* kHostArchName = "aarch64";
+#else
+constexpr uint8_t kHostArch = KILN_ARCH_X86_64;
+constexpr const char* kHostArchName = "x86_64";
+#endif
+
 struct ArtifactSpec {
   uint16_t formatMajor = KILN_FORMAT_MAJOR;
   uint16_t formatMinor = KILN_FORMAT_MINOR;
-  uint8_t arch = KILN_ARCH_X86_64;
+  uint8_t arch = kHostArch;
   uint8_t abi = KILN_ABI_LP64;
   uint64_t cpuFeatures = 0;
   uint64_t arenaSize = 0;

@@ -38,7 +38,7 @@ ArtifactSpec standardSpec(Kernels kernels, Constants constants, bool debug) {
   if (kernels == Kernels::kStatic) {
     spec.staticLibrary = "kiln_test_kernels";
   } else {
-    spec.elf = readFile(testKernelElfPath("x86_64"));
+    spec.elf = readFile(testKernelElfPath(kHostArchName));
   }
 
   FunctionSpec main;

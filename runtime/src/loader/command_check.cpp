@@ -39,8 +39,7 @@ class RangeReader {
         const kiln_kernel_signature& sig = m_.signatures[op[KILN_DISPATCH_KERNEL]];
         const kiln_binding_signature& bs = m_.bindingSigs[sig.first_binding + i];
         const uint8_t* end = m_.commands + m_.commandsSize;
-        kiln_varint_read(&p_, end, &r->space);  // already checked by the decoder
-        kiln_varint_read(&p_, end, &r->offset);
+        readBinding(&p_, end, &r->space, &r->offset);
         *r = Range{r->space, r->offset, bs.length, bs.alignment,
                    (bs.access & KILN_ACCESS_WRITE) != 0};
         return true;
@@ -245,6 +244,11 @@ uint32_t bindingCount(const void* user, uint64_t kernel) {
 }
 
 }  // namespace
+
+void readBinding(const uint8_t** pos, const uint8_t* end, uint64_t* space, uint64_t* offset) {
+  kiln_varint_read(pos, end, space);  // the decoder has checked both varints
+  kiln_varint_read(pos, end, offset);
+}
 
 kiln_decode_result decodeCommand(const kiln_module& m, const uint8_t** pos, const uint8_t* end,
                                  kiln_command* cmd) {

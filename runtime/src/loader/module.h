@@ -75,6 +75,9 @@ kiln_status_t bindKernels(kiln_module& m, const kiln_load_options& options, Diag
 kiln_decode_result decodeCommand(const kiln_module& m, const uint8_t** pos, const uint8_t* end,
                                  kiln_command* cmd);
 
+// Reads one (space, offset) pair of a decoded DISPATCH's bindings and advances *pos.
+void readBinding(const uint8_t** pos, const uint8_t* end, uint64_t* space, uint64_t* offset);
+
 // True if [offset, offset + length) lies inside [0, total), without overflow.
 inline bool inBounds(uint64_t offset, uint64_t length, uint64_t total) {
   return offset <= total && length <= total - offset;

@@ -58,8 +58,7 @@ class Interpreter {
     const uint8_t* end = m_.commands + m_.commandsSize;
     for (uint32_t b = 0; b < cmd.binding_count; ++b) {
       uint64_t s, offset;
-      kiln_varint_read(&p, end, &s);
-      kiln_varint_read(&p, end, &offset);
+      readBinding(&p, end, &s, &offset);
       bindings[b] = space(s) + offset;
     }
     d.kernel = m_.library->kernels[kernel];
