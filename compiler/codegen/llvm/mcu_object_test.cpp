@@ -101,6 +101,20 @@ TEST_P(McuObject, NoUndefinedSymbolsAndRightFloatUnit) {
     }
   }
   EXPECT_EQ(undefined, 0);
+
+  // The stack bound covers the largest frame llvm-readelf reports and no more than all of
+  // them together.
+  uint32_t largest = 0, total = 0;
+  std::regex sizeLine(R"((?:^|\n)\s+(\d+)\s+\S+)");  // "   68     kiln_kernel_0"
+  std::string sizes = testing::runTool("llvm-readelf", "--stack-sizes " + path);
+  for (std::sregex_iterator it(sizes.begin(), sizes.end(), sizeLine), end; it != end; ++it) {
+    uint32_t size = static_cast<uint32_t>(std::stoul((*it)[1].str()));
+    largest = std::max(largest, size);
+    total += size;
+  }
+  EXPECT_GT(largest, 0u) << sizes;
+  EXPECT_GE(result.stackBoundBytes, largest);
+  EXPECT_LE(result.stackBoundBytes, total);
   EXPECT_TRUE(exported) << symbols;
 
   std::string disassembly =

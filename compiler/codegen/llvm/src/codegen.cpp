@@ -159,7 +159,18 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
     fail("internal error: generated kernels for " + target.triple + " call library functions: " +
          names);
   }
-  result.stackBoundBytes = facts.largestFrame;
+  // Kernels call nothing but the soft-float routines (which call only each other, never
+  // recursively): the largest kernel frame plus every other function's frame bounds any
+  // call chain.
+  uint32_t largestKernel = 0, others = 0;
+  for (const auto& [name, frame] : facts.frames) {
+    if (name.rfind("kiln_kernel_", 0) == 0 && name != "kiln_kernel_library_query") {
+      largestKernel = std::max(largestKernel, frame);
+    } else {
+      others += frame;
+    }
+  }
+  result.stackBoundBytes = largestKernel + others;
   result.bytes = target.output == KernelOutput::SharedElf
                      ? linkSharedElf(object, KILN_KERNEL_QUERY_SYMBOL)
                      : std::move(object);

@@ -3,13 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace kiln::codegen::detail {
 
 struct ObjectFacts {
-  uint32_t largestFrame = 0;              // largest .stack_sizes entry, bytes
+  // Stack frame of each function, bytes (.stack_sizes), by function name.
+  std::map<std::string, uint32_t> frames;
   std::vector<std::string> undefinedSymbols;
 };
 

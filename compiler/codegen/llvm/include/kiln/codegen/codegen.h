@@ -22,8 +22,9 @@ struct CodegenResult {
   // For each input kernel description: how many independent workgroups its iteration space
   // splits into at most (a larger workgroup_count leaves the extra workgroups idle).
   std::vector<uint32_t> maxWorkgroups;
-  // Largest stack use of any kernel in bytes, including the helper routines it calls, as the
-  // LLVM back end measured its frames (.stack_sizes). Kernels make no other calls.
+  // Bound on the stack any kernel uses, in bytes: its frame as the LLVM back end measured it
+  // (.stack_sizes) plus, on soft-float targets, every soft-float routine's frame (the only
+  // functions kernels call; they never recurse).
   uint32_t stackBoundBytes = 0;
   // Copied from the target for the artifact header.
   TargetArch arch = TargetArch::X86_64;
