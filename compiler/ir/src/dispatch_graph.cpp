@@ -10,7 +10,8 @@
 
 namespace kiln::ir {
 
-static_assert(kRead == KILN_ACCESS_READ && kWrite == KILN_ACCESS_WRITE, "Access must match");
+static_assert(int(kRead) == int(KILN_ACCESS_READ) && int(kWrite) == int(KILN_ACCESS_WRITE),
+              "Access must match the artifact's access flags");
 
 const Value* DispatchGraph::storageOf(const Value* value) const {
   auto it = viewRoot.find(value);
