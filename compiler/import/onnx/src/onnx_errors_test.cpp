@@ -104,6 +104,15 @@ TEST(OnnxErrors, CheckerMessageNamesNode) {
   EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
+// libonnx 1.12's checker misses this one (and its version converter crashes on it).
+TEST(OnnxErrors, UndefinedGraphOutput) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[1,4] x) => (float[1,4] y, float[1,4] z) { y = Relu(x) })")),
+            "test.onnx: invalid ONNX model: graph output 'z' is not produced by any node, input "
+            "or initializer");
+}
+
 TEST(OnnxErrors, OpsetAboveTarget) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 18]>

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "kiln/support/diagnostics.h"
@@ -93,6 +94,21 @@ void checkValueTypes(const onnx::GraphProto& graph, const OnnxSource& source) {
   for (const auto& output : graph.output()) checkValueType(output, "output", source);
 }
 
+// libonnx 1.12's checker lets a graph output name a value nothing defines; its version
+// converter then crashes. Every output must be an input, an initializer or a node output.
+void checkOutputsDefined(const onnx::GraphProto& graph, const OnnxSource& source) {
+  std::set<std::string> defined;
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const auto& node : graph.node()) defined.insert(node.output().begin(), node.output().end());
+  for (const auto& output : graph.output()) {
+    if (!defined.count(output.name())) {
+      throw CompileError(source.displayName + ": invalid ONNX model: graph output '" +
+                         output.name() + "' is not produced by any node, input or initializer");
+    }
+  }
+}
+
 void checkOperatorsSupported(const onnx::ModelProto& model, const OnnxSource& source) {
   const auto& nodes = model.graph().node();
   for (int i = 0; i < nodes.size(); ++i) {
@@ -145,6 +161,7 @@ PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOpt
   inlineExternalData(model, source);
   runOnnxStep(source, "invalid ONNX model", [&] { onnx::checker::check_model(model); });
   prepared.sourceOpset = importedOpset(model, "");
+  checkOutputsDefined(model.graph(), source);
   checkValueTypes(model.graph(), source);
   checkOperatorsSupported(model, source);
   applyInputShapes(*model.mutable_graph(), options.inputShapes, source.displayName);
