@@ -209,3 +209,66 @@ TEST(PlanMemory, ResNetLikeUsesInPlaceWrites) {
 
 }  // namespace
 }  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+ir::DispatchGraph planText(const std::string& text) { return compileGraph(testing::parseVerified(text)); }
+
+TEST(PlanMemoryEdges, InPlaceOverAnOperandUsedTwice) {
+  ir::DispatchGraph dg = planText(R"(graph @g {
+  input %x : f32[16]
+  %e = Exp(%x) : f32[16]
+  %s = Add(%e, %e) : f32[16]
+  %n = Neg(%s) : f32[16]
+  output "n" = %n
+})");
+  const ir::Dispatch& add = dg.dispatches[1];
+  EXPECT_EQ(add.aliases, (std::vector<std::pair<uint32_t, uint32_t>>{{0, 2}, {1, 2}}));
+  EXPECT_EQ(dg.arenaSize, 64u);
+}
+
+TEST(PlanMemoryEdges, UnusedResultsStillGetBytesAndViewsOfOutputsAreRead) {
+  ir::DispatchGraph dg = planText(R"(graph @g {
+  input %x : f32[4,4]
+  const %s : i64[1] = [16]
+  %a, %b = Split(%x) : f32[2,4], f32[2,4]
+  %r = Relu(%a) : f32[2,4]
+  %v = Reshape(%x, %s) : f32[16]
+  %flat = Exp(%v) : f32[16]
+  output "r" = %r
+  output "flat" = %flat
+})");
+  // Split writes %b although nobody reads it: it must not overlap %a while both are written.
+  const ir::Dispatch& split = dg.dispatches[0];
+  ASSERT_EQ(split.bindings.size(), 3u);
+  const ir::BufferRef& a = split.bindings[1].ref;
+  const ir::BufferRef& b = split.bindings[2].ref;
+  EXPECT_TRUE(a.offset + a.length <= b.offset || b.offset + b.length <= a.offset);
+  // Exp reads a view of the input straight from the caller's buffer.
+  const ir::Dispatch& exp = dg.dispatches[1];
+  EXPECT_EQ(exp.root->kind(), ir::OpKind::Exp);
+  EXPECT_EQ(exp.bindings[0].ref, (ir::BufferRef{ir::Space::Input, 0, 0, 64}));
+}
+
+TEST(PlanMemoryEdges, InputCopiedToOutputAndZeroSizedTensors) {
+  ir::DispatchGraph dg = planText(R"(graph @g {
+  input %x : f32[3]
+  input %empty : f32[0,4]
+  %e = Exp(%empty) : f32[0,4]
+  %n = Neg(%e) : f32[0,4]
+  output "x" = %x
+  output "n" = %n
+})");
+  EXPECT_EQ(dg.arenaSize, 0u);
+  EXPECT_EQ(ir::printDispatchGraph(dg),
+            "dispatch graph: 2 dispatches, 2 stages, arena 0 bytes, constants 0 bytes\n"
+            "stage 0:\n"
+            "  dispatch 0 Exp \"Exp_0\" in %empty=input#1[0+0] out %e=arena[0+0]\n"
+            "  copy input#0[0+12] -> output#0[0+12]\n"
+            "stage 1:\n"
+            "  dispatch 1 Neg \"Neg_1\" in %e=arena[0+0] out %n=output#1[0+0]\n");
+}
+
+}  // namespace
+}  // namespace kiln::passes
