@@ -11,6 +11,9 @@
 
 #include "kiln/import/onnx/onnx_import.h"
 #include "kiln/ir/constant_data.h"
+#include "kiln/ir/parser.h"
+#include "kiln/ir/printer.h"
+#include "kiln/ir/verifier.h"
 #include "kiln/support/diagnostics.h"
 #include "onnx_test_models.h"
 
@@ -89,6 +92,11 @@ TEST(OnnxBackend, SweepImportsOrRefusesEveryModel) {
       for (const auto& output : graph->outputs()) outputs.push_back(output.value);
       expectMatchesReference(testDir, "input", inputs);
       expectMatchesReference(testDir, "output", outputs);
+      // The imported graph prints in the IR text form and reads back identically.
+      std::string text = ir::printGraph(*graph);
+      std::unique_ptr<ir::Graph> reparsed = ir::parseGraph(text, name);
+      ir::verifyGraph(*reparsed);
+      EXPECT_EQ(ir::printGraph(*reparsed), text) << name;
     } catch (const CompileError& error) {
       std::string message = error.what();
       EXPECT_EQ(message.rfind(modelPath.string() + ": ", 0), 0u)

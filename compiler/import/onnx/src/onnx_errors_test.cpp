@@ -185,6 +185,17 @@ TEST(OnnxErrors, DoubleInitializer) {
             "test.onnx: tensor 'w' has element type double, which kiln does not support");
 }
 
+TEST(OnnxErrors, DoubleConstantNode) {
+  EXPECT_EQ(importError(testing::modelFromTextNamed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1] x) => (float[1] y) {
+      c = Constant <value = double[1] {2.0}> ()
+      d = Cast <to = 1> (c)
+      y = Add(x, d) })", {"const_d"})),
+            "test.onnx: attribute 'value' of node 'const_d' (Constant) has element type double, "
+            "which kiln does not support");
+}
+
 TEST(OnnxErrors, CastToUnsupportedType) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -14,9 +14,11 @@
 namespace kiln::import::detail {
 
 // An initializer's or a TENSOR attribute's contents as an IR tensor. External data must
-// already be inlined. Throws CompileError (naming `displayName` and the tensor) for element
-// types kiln lacks and for data that does not match the tensor's shape.
-ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string& displayName);
+// already be inlined. Throws CompileError "<displayName>: <label> <why>" for element types
+// kiln lacks and for data that does not match the tensor's shape; `label` names the tensor
+// ("tensor 'w'", "attribute 'value' of node 'c1' (Constant)").
+ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string& displayName,
+                             const std::string& label);
 
 // Builds the IR graph of a prepared model (onnx_model_loader.h): initializers become
 // constants, graph inputs become inputs, every node goes through the op table.

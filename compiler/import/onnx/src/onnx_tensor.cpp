@@ -43,9 +43,10 @@ std::string onnxTypeName(int32_t onnxType) {
   return name;
 }
 
-ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string& displayName) {
+ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string& displayName,
+                             const std::string& label) {
   auto fail = [&](const std::string& why) -> void {
-    throw CompileError(displayName + ": tensor '" + tensor.name() + "' " + why);
+    throw CompileError(displayName + ": " + label + " " + why);
   };
   KILN_ASSERT(tensor.data_location() != TensorProto::EXTERNAL, "external data not inlined");
   std::optional<ir::DType> dtype = dtypeFromOnnx(tensor.data_type());

@@ -25,7 +25,8 @@ class ModelWalker {
     for (const auto& info : graph.value_info()) types_[info.name()] = &info.type();
     for (const auto& info : graph.output()) types_[info.name()] = &info.type();
     for (const auto& tensor : graph.initializer()) {
-      ConstantTensor constant = convertTensor(tensor, displayName_);
+      ConstantTensor constant =
+          convertTensor(tensor, displayName_, "tensor '" + tensor.name() + "'");
       values_[tensor.name()] =
           graph_->addConstant(tensor.name(), constant.type, std::move(constant.bytes));
     }
@@ -107,7 +108,9 @@ class ModelWalker {
         node.attrs.set(name, std::vector<float>(attribute.floats().begin(), attribute.floats().end()));
         break;
       case AttributeProto::TENSOR:
-        node.tensorAttrs[name] = convertTensor(attribute.t(), displayName_);
+        node.tensorAttrs[name] = convertTensor(
+            attribute.t(), displayName_,
+            "attribute '" + name + "' of " + OnnxTranslation::describe(node));
         break;
       default: {
         std::string type = AttributeProto::AttributeType_Name(attribute.type());
@@ -140,6 +143,7 @@ class ModelWalker {
       KILN_ASSERT(found != values_.end(), "input '" + input + "' undefined (the checker allowed it)");
       node.inputs.push_back(found->second);
     }
+    for (const auto& attribute : proto.attribute()) convertAttribute(attribute, node);
     for (const std::string& output : proto.output()) {
       std::string text;
       node.outputNames.push_back(output);
@@ -147,7 +151,6 @@ class ModelWalker {
                                                 : inferredType(output, "value", &text));
       node.outputShapes.push_back(text);
     }
-    for (const auto& attribute : proto.attribute()) convertAttribute(attribute, node);
     std::vector<ir::Value*> results = entry->translate(translation_, node, entry->kind);
     KILN_ASSERT(results.size() == node.outputNames.size(), "translator result count");
     translation_.shapeValues.track(node, results);
