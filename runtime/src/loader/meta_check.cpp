@@ -7,8 +7,7 @@ namespace {
 
 // Checks that `count` entries of `entrySize` bytes at `offset` lie inside META, aligned to 8.
 bool tableFits(const kiln_module& m, uint32_t offset, uint32_t count, uint32_t entrySize) {
-  return offset % 8 == 0 && count <= m.metaSize / entrySize &&
-         inBounds(offset, uint64_t{count} * entrySize, m.metaSize);
+  return offset % 8 == 0 && inBounds(offset, uint64_t{count} * entrySize, m.metaSize);
 }
 
 const uint8_t* metaBytes(const kiln_module& m) {
@@ -22,18 +21,17 @@ kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
     return diag.fail(KILN_ERROR_MALFORMED,
                      "META: tensor {} has an invalid name, dtype, rank or alignment", index);
   }
-  uint64_t elements = 1;
-  bool overflow = false;
+  // bytes = dtype size x product(dims), overflow-checked without 64-bit divisions.
+  uint64_t bytes = kiln_dtype_size(t.dtype);
+  bool bad = false;
   for (uint32_t d = 0; d < KILN_MAX_RANK; ++d) {
     if (d >= t.rank) {
-      if (t.dims[d] != 0) overflow = true;
-      continue;
+      bad |= t.dims[d] != 0;
+    } else {
+      bad |= __builtin_mul_overflow(bytes, uint64_t{t.dims[d]}, &bytes);
     }
-    if (t.dims[d] != 0 && elements > UINT64_MAX / t.dims[d]) overflow = true;
-    elements *= t.dims[d];
   }
-  uint64_t dsize = kiln_dtype_size(t.dtype);
-  if (overflow || elements > UINT64_MAX / dsize || elements * dsize != t.byte_size) {
+  if (bad || bytes != t.byte_size) {
     return diag.fail(KILN_ERROR_MALFORMED,
                      "META: tensor '{}' byte size {} does not match its shape and dtype",
                      stringAt(m.strings, t.name), t.byte_size);

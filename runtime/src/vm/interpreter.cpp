@@ -121,7 +121,7 @@ kiln_status_t checkBuffer(const kiln_tensor& t, const char* tensorName, const vo
     return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "{} {} '{}' needs a buffer of {} bytes, got {}",
                      what, index, tensorName, t.byte_size, data ? size : size_t{0});
   }
-  if (reinterpret_cast<uintptr_t>(data) % t.alignment != 0) {
+  if ((reinterpret_cast<uintptr_t>(data) & (t.alignment - 1u)) != 0) {  // a power of two
     return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "{} {} '{}' buffer must be {}-byte aligned", what,
                      index, tensorName, t.alignment);
   }
