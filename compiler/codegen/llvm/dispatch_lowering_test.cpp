@@ -190,6 +190,69 @@ TEST(DispatchLowering, GlobalAveragePoolAndSoftmax) {
   expectClose(run(text, {{"x", x}}, "s"), s);
 }
 
+TEST(DispatchLowering, SplitAndTile) {
+  std::string text = R"(graph @g {
+  input %x : f32[2,5]
+  const %sizes : i64[2] = [2, 3]
+  %a, %b = Split(%x, %sizes) {axis = 1} : f32[2,2], f32[2,3]
+  const %reps : i64[2] = [2, 2]
+  %t = Tile(%a, %reps) : f32[4,4]
+  output "b" = %b
+  output "t" = %t
+})";
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  expectClose(run(text, {{"x", x}}, "a"), {0, 1, 5, 6});
+  expectClose(run(text, {{"x", x}}, "b"), {2, 3, 4, 7, 8, 9});
+  expectClose(run(text, {{"x", x}}, "t"), {0, 1, 0, 1, 5, 6, 5, 6, 0, 1, 0, 1, 5, 6, 5, 6});
+}
+
+TEST(DispatchLowering, ThreeDimensionalConvAndPool) {
+  // x[1,1,3,3,3] = 0..26; w = ones[1,1,2,2,2] with pads 0: sums of 2x2x2 cubes.
+  std::string text = R"(graph @g {
+  input %x : f32[1,1,3,3,3]
+  const %w : f32[1,1,2,2,2] = splat(1.0)
+  %c = Conv(%x, %w) : f32[1,1,2,2,2]
+  %m = MaxPool(%x) {kernel_shape = [2, 2, 2], strides = [2, 2, 2], pads = [0, 0, 0, 1, 1, 1]} : f32[1,1,2,2,2]
+  %a = AveragePool(%x) {kernel_shape = [3, 1, 1], pads = [1, 0, 0, 1, 0, 0]} : f32[1,1,3,3,3]
+  output "c" = %c
+  output "m" = %m
+  output "a" = %a
+})";
+  std::vector<float> x(27);
+  for (int i = 0; i < 27; ++i) x[i] = static_cast<float>(i);
+  auto at = [&](int d, int h, int w) { return x[(d * 3 + h) * 3 + w]; };
+  std::vector<float> c, m, a;
+  for (int d = 0; d < 2; ++d)
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 2; ++w) {
+        float sum = 0, best = -1e30f;
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 2; ++j)
+            for (int k = 0; k < 2; ++k) {
+              sum += at(d + i, h + j, w + k);
+              int pd = 2 * d + i, ph = 2 * h + j, pw = 2 * w + k;
+              if (pd < 3 && ph < 3 && pw < 3) best = std::max(best, at(pd, ph, pw));
+            }
+        c.push_back(sum);
+        m.push_back(best);
+      }
+  for (int d = 0; d < 3; ++d)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 3; ++w) {
+        float sum = 0;
+        int count = 0;
+        for (int i = d - 1; i <= d + 1; ++i) {
+          if (i < 0 || i >= 3) continue;
+          sum += at(i, h, w);
+          ++count;
+        }
+        a.push_back(sum / count);
+      }
+  expectClose(run(text, {{"x", x}}, "c"), c);
+  expectClose(run(text, {{"x", x}}, "m"), m);
+  expectClose(run(text, {{"x", x}}, "a"), a);
+}
+
 void expectCompileError(const std::string& text, const std::string& message) {
   ir::DispatchGraph g = dispatchGraph(text);
   try {
@@ -203,11 +266,10 @@ void expectCompileError(const std::string& text, const std::string& message) {
 TEST(DispatchLowering, UnsupportedOpsAndDtypesAreNamed) {
   expectCompileError(R"(graph @g {
   input %x : f32[2,3]
-  const %r : i64[2] = [2, 1]
-  %t = Tile(%x, %r) : f32[4,3] loc("tile1", "Tile")
+  %t = Mod(%x, %x) : f32[2,3] loc("mod1", "Mod")
   output "t" = %t
 })",
-                     "node 'tile1' (Tile): not supported by the code generator yet");
+                     "node 'mod1' (Mod): not supported by the code generator yet");
   expectCompileError(R"(graph @g {
   input %x : f16[4]
   %r = Relu(%x) : f16[4] loc("relu7", "Relu")

@@ -48,6 +48,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
     case KernelKind::Slice: return emitSlice(kb);
     case KernelKind::Gather: return emitGather(kb);
     case KernelKind::Pad: return emitPad(kb);
+    case KernelKind::Split: return emitSplit(kb);
+    case KernelKind::Tile: return emitTile(kb);
   }
   return 1;
 }

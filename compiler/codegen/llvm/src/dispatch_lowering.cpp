@@ -51,10 +51,9 @@ std::vector<int64_t> staticInts(const ir::Op& op, size_t index) {
   return ir::constantInts(v);
 }
 
-// Spatial rank 1 becomes 2 (H = 1); others must be 2.
-void makeTwoDimensional(const ir::Op& op, std::vector<int64_t>& shape) {
+// Spatial rank 1 becomes 2 (H = 1).
+void makeTwoDimensional(std::vector<int64_t>& shape) {
   if (shape.size() == 3) shape.insert(shape.begin() + 2, 1);
-  if (shape.size() != 4) unsupported(op, "only 1-D and 2-D windows are supported");
 }
 
 void lowerWindow(const ir::Op& op, KernelDesc& d, std::vector<int64_t> kernel, bool ceilMode) {
@@ -72,13 +71,24 @@ void lowerWindow(const ir::Op& op, KernelDesc& d, std::vector<int64_t> kernel, b
     d.strides = {g.strides[0], g.strides[1]};
     d.dilations = {g.dilations[0], g.dilations[1]};
     d.pads = {g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
+  } else if (n == 3) {
+    d.depthKernel = g.kernel[0];
+    d.depthStride = g.strides[0];
+    d.depthDilation = g.dilations[0];
+    d.depthPadBegin = g.pads[0];
+    d.depthPadEnd = g.pads[3];
+    d.kernelShape = {g.kernel[1], g.kernel[2]};
+    d.strides = {g.strides[1], g.strides[2]};
+    d.dilations = {g.dilations[1], g.dilations[2]};
+    d.pads = {g.pads[1], g.pads[2], g.pads[4], g.pads[5]};
+    return;  // rank-5 tensors are handled as they are
   } else {
-    unsupported(op, "only 1-D and 2-D windows are supported");
+    unsupported(op, "only 1-D, 2-D and 3-D windows are supported");
   }
   for (BufferDesc& b : d.inputs) {
-    if (b.shape.size() == xs.size()) makeTwoDimensional(op, b.shape);
+    if (b.shape.size() == xs.size()) makeTwoDimensional(b.shape);
   }
-  makeTwoDimensional(op, d.output.shape);
+  makeTwoDimensional(d.output.shape);
 }
 
 void lowerReduceAxes(const ir::Op& op, KernelDesc& d, std::vector<int64_t> axes) {
@@ -181,6 +191,13 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       d.perm = perm;
       return;
     }
+    case OpKind::Split:
+      d.kind = KernelKind::Split;  // the results' shapes say where each part starts
+      d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);
+      return;
+    case OpKind::Tile:
+      d.kind = KernelKind::Tile;  // repeats are implied by the output shape
+      return;
     case OpKind::Concat:
       d.kind = KernelKind::Concat;
       d.axis = normalizeAxis(attrs.getInt("axis"), rank);
@@ -263,8 +280,11 @@ KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
       d.inputs.push_back(toBuffer(op, *binding.value));
     }
   }
-  if (results.size() != 1) unsupported(op, "ops with several results are not supported yet");
+  if (results.size() != 1 && op.kind() != OpKind::Split) {
+    unsupported(op, "ops with several results are not supported yet");
+  }
   d.output = toBuffer(op, *results[0]->value);
+  for (size_t i = 1; i < results.size(); ++i) d.extraOutputs.push_back(toBuffer(op, *results[i]->value));
   lowerRoot(op, d);
   return d;
 }

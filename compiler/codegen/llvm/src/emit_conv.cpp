@@ -1,8 +1,9 @@
-// 2-D convolution (NCHW, weights OIHW, groups incl. depthwise, strides, dilations, pads) with
-// optional bias and a fused activation. Plain form: each workgroup item is one output row
-// (n, oc, oh); the row is accumulated in place, one (ic, kh, kw) tap at a time, over the
-// range of output columns whose input column is inside the image. That inner loop has no
-// bounds checks and vectorises. A tiled, weight-packed kernel replaces this later.
+// Convolution over NCHW or NCDHW (weights OIHW / OIDHW; groups incl. depthwise, strides,
+// dilations, pads) with optional bias and a fused activation. Plain form: each workgroup item
+// is one output row (n, oc, od, oh); the row is accumulated in place, one (ic, kd, kh, kw) tap
+// at a time, over the range of output columns whose input column is inside the image. That
+// inner loop has no bounds checks and vectorises. A tiled, weight-packed kernel replaces this
+// later.
 #include "emitters.h"
 #include "kernel_builder.h"
 
@@ -11,23 +12,26 @@ namespace kiln::codegen::detail {
 uint32_t emitConv(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;  // N C H W
-  const std::vector<int64_t>& ws = d.inputs[1].shape;  // OC C/g KH KW
-  const std::vector<int64_t>& ys = d.output.shape;     // N OC OH OW
-  const int64_t C = xs[1], H = xs[2], W = xs[3];
-  const int64_t OC = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
-  const int64_t OH = ys[2], OW = ys[3];
+  const std::vector<int64_t>& xs = d.inputs[0].shape;  // N C (D) H W
+  const std::vector<int64_t>& ws = d.inputs[1].shape;  // OC C/g (KD) KH KW
+  const std::vector<int64_t>& ys = d.output.shape;     // N OC (OD) OH OW
+  const bool volume = xs.size() == 5;
+  const size_t r = xs.size();
+  const int64_t C = xs[1], D = volume ? xs[2] : 1, H = xs[r - 2], W = xs[r - 1];
+  const int64_t OC = ws[0], CG = ws[1], KD = volume ? ws[2] : 1, KH = ws[r - 2], KW = ws[r - 1];
+  const int64_t OD = volume ? ys[2] : 1, OH = ys[r - 2], OW = ys[r - 1];
   const int64_t OCG = OC / d.groups;
   const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
   const int64_t padTop = d.pads[0], padLeft = d.pads[1];
+  const int64_t sd = d.depthStride, dd = d.depthDilation, padFront = d.depthPadBegin;
   const bool hasBias = d.inputs.size() > 2;
   const unsigned out = kb.outputBinding();
   const ElemType f32 = ElemType::F32;
 
-  const int64_t rows = ys[0] * OC * OH;
+  const int64_t rows = ys[0] * OC * OD * OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {ys[0], OC, OH});
-    llvm::Value *n = c[0], *oc = c[1], *oh = c[2];
+    std::vector<llvm::Value*> c = kb.decompose(row, {ys[0], OC, OD, OH});
+    llvm::Value *n = c[0], *oc = c[1], *od = c[2], *oh = c[3];
     llvm::Value* group = b.CreateUDiv(oc, kb.index(OCG));
     llvm::Value* rowBase = b.CreateMul(row, kb.index(OW));
     llvm::Value* init = hasBias ? kb.load(2, f32, oc) : kb.f32(0.0f);
@@ -35,21 +39,27 @@ uint32_t emitConv(KernelBuilder& kb) {
       kb.store(out, f32, b.CreateAdd(rowBase, ow), init);
     });
     // Input channel block of this group, and this output channel's filter.
-    llvm::Value* xBatch = b.CreateMul(n, kb.index(C * H * W));
+    llvm::Value* xBatch = b.CreateMul(n, kb.index(C * D * H * W));
     llvm::Value* firstChannel = b.CreateMul(group, kb.index(CG));
-    llvm::Value* filter = b.CreateMul(oc, kb.index(CG * KH * KW));
+    llvm::Value* filter = b.CreateMul(oc, kb.index(CG * KD * KH * KW));
+    llvm::Value* idStart = b.CreateSub(b.CreateMul(od, kb.index(sd)), kb.index(padFront));
+    llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop));
     kb.forRange(0, CG, [&](llvm::Value* ic) {
-      llvm::Value* plane = b.CreateAdd(
-          xBatch, b.CreateMul(b.CreateAdd(firstChannel, ic), kb.index(H * W)));
-      llvm::Value* filterChannel = b.CreateAdd(filter, b.CreateMul(ic, kb.index(KH * KW)));
-      kb.forRange(0, KH, [&](llvm::Value* kh) {
-        llvm::Value* ih = b.CreateAdd(b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop)),
-                                      b.CreateMul(kh, kb.index(dh)));
-        llvm::Value* inside =
-            b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)), b.CreateICmpSLT(ih, kb.index(H)));
+      llvm::Value* volumeBase = b.CreateAdd(
+          xBatch, b.CreateMul(b.CreateAdd(firstChannel, ic), kb.index(D * H * W)));
+      llvm::Value* filterChannel = b.CreateAdd(filter, b.CreateMul(ic, kb.index(KD * KH * KW)));
+      kb.forRange(0, KD * KH, [&](llvm::Value* tap) {
+        llvm::Value* kd = b.CreateUDiv(tap, kb.index(KH));
+        llvm::Value* kh = b.CreateURem(tap, kb.index(KH));
+        llvm::Value* id = b.CreateAdd(idStart, b.CreateMul(kd, kb.index(dd)));
+        llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(dh)));
+        llvm::Value* inside = b.CreateAnd(
+            b.CreateAnd(b.CreateICmpSGE(id, kb.index(0)), b.CreateICmpSLT(id, kb.index(D))),
+            b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)), b.CreateICmpSLT(ih, kb.index(H))));
         kb.ifThen(inside, [&] {
-          llvm::Value* inRow = b.CreateAdd(plane, b.CreateMul(ih, kb.index(W)));
-          llvm::Value* tapRow = b.CreateAdd(filterChannel, b.CreateMul(kh, kb.index(KW)));
+          llvm::Value* inRow = b.CreateAdd(
+              volumeBase, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(H)), ih), kb.index(W)));
+          llvm::Value* tapRow = b.CreateAdd(filterChannel, b.CreateMul(tap, kb.index(KW)));
           // Columns are unrolled at compile time: each tap's valid range is a constant.
           for (int64_t kw = 0; kw < KW; ++kw) {
             int64_t shift = kw * dw - padLeft;  // iw = ow * sw + shift
@@ -76,7 +86,7 @@ uint32_t emitConv(KernelBuilder& kb) {
       });
     }
   });
-  return workgroupsFor(rows, OW * CG * KH * KW);
+  return workgroupsFor(rows, OW * CG * KD * KH * KW);
 }
 
 }  // namespace kiln::codegen::detail

@@ -1,6 +1,7 @@
-// Data movement kernels: Transpose, Concat, Slice, Gather and Pad. All but Gather and Pad are
-// strided copies: the output is walked row by row (the innermost axis is a loop, the outer
-// axes are split over workgroups) and each element is read at an affine input offset.
+// Data movement kernels: Transpose, Concat, Split, Slice, Gather, Pad and Tile. Transpose,
+// Concat, Split and Slice are strided copies: the output is walked row by row (the innermost
+// axis is a loop, the outer axes are split over workgroups) and each element is read at an
+// affine input offset.
 // Any dtype: elements are copied as integers of their size.
 #include "codegen_error.h"
 #include "emitters.h"
@@ -13,6 +14,7 @@ namespace {
 // srcStrides_i]. Outer axes are split over workgroups.
 struct StridedCopy {
   unsigned src = 0;
+  int dst = -1;  // binding written; -1 = the kernel's output
   int64_t srcBase = 0, dstBase = 0;
   std::vector<int64_t> extents, srcStrides, dstStrides;
 };
@@ -39,7 +41,8 @@ void emitCopyRow(KernelBuilder& kb, const StridedCopy& copy, ElemType type, llvm
   kb.forRange(0, copy.extents[rank - 1], [&](llvm::Value* j) {
     llvm::Value* value =
         kb.load(copy.src, type, b.CreateAdd(src, b.CreateMul(j, kb.index(srcStep))));
-    kb.store(kb.outputBinding(), type, b.CreateAdd(dst, b.CreateMul(j, kb.index(dstStep))), value);
+    unsigned target = copy.dst < 0 ? kb.outputBinding() : static_cast<unsigned>(copy.dst);
+    kb.store(target, type, b.CreateAdd(dst, b.CreateMul(j, kb.index(dstStep))), value);
   });
 }
 
@@ -109,6 +112,61 @@ uint32_t emitConcat(KernelBuilder& kb) {
     offset += shape[d.axis];
   }
   return emitCopies(kb, copies);
+}
+
+uint32_t emitSplit(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  std::vector<int64_t> inStrides = rowMajorStrides(d.inputs[0].shape);
+  std::vector<StridedCopy> copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i <= d.extraOutputs.size(); ++i) {
+    const BufferDesc& out = i == 0 ? d.output : d.extraOutputs[i - 1];
+    if (out.shape[d.axis] > 0) {
+      StridedCopy copy;
+      copy.dst = static_cast<int>(kb.outputBinding() + i);
+      copy.extents = out.shape;
+      copy.srcStrides = inStrides;
+      copy.dstStrides = rowMajorStrides(out.shape);
+      copy.srcBase = offset * inStrides[d.axis];
+      copies.push_back(copy);
+    }
+    offset += out.shape[d.axis];
+  }
+  return emitCopies(kb, copies);
+}
+
+uint32_t emitTile(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const ElemType type = d.output.type;
+  std::vector<int64_t> xStrides = rowMajorStrides(xs);
+  if (ys.empty()) {
+    kb.forWorkgroupShare(1, [&](llvm::Value*) {
+      kb.store(kb.outputBinding(), type, kb.index(0), kb.load(0, type, kb.index(0)));
+    });
+    return 1;
+  }
+  size_t rank = ys.size();
+  std::vector<int64_t> outerExtents(ys.begin(), ys.end() - 1);
+  int64_t outer = 1;
+  for (int64_t e : outerExtents) outer *= e;
+  kb.forWorkgroupShare(outer, [&](llvm::Value* o) {
+    std::vector<llvm::Value*> coords =
+        outerExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, outerExtents);
+    llvm::Value* src = kb.index(0);
+    for (size_t axis = 0; axis + 1 < rank; ++axis) {
+      llvm::Value* i = b.CreateURem(coords[axis], kb.index(xs[axis]));
+      src = b.CreateAdd(src, b.CreateMul(i, kb.index(xStrides[axis])));
+    }
+    llvm::Value* dst = b.CreateMul(o, kb.index(ys[rank - 1]));
+    kb.forRange(0, ys[rank - 1], [&](llvm::Value* j) {
+      llvm::Value* i = b.CreateURem(j, kb.index(xs[rank - 1]));
+      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), kb.load(0, type, b.CreateAdd(src, i)));
+    });
+  });
+  return workgroupsFor(outer, ys[rank - 1]);
 }
 
 uint32_t emitGather(KernelBuilder& kb) {

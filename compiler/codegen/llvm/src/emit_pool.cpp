@@ -1,7 +1,7 @@
-// Max and average pooling over NCHW (kernel, strides, dilations, pads; ceil mode is already
-// in the output shape). Same shape as the plain convolution: each workgroup item is one
-// output row, combined in place tap by tap over the columns whose input is inside the image;
-// the average divides by the number of taps counted (padding included or not).
+// Max and average pooling over NCHW or NCDHW (kernel, strides, dilations, pads; ceil mode is
+// already in the output shape). Same shape as the plain convolution: each workgroup item is
+// one output row, combined in place tap by tap over the columns whose input is inside the
+// image; the average divides by the number of taps counted (padding included or not).
 #include "emitters.h"
 #include "kernel_builder.h"
 
@@ -30,29 +30,40 @@ uint32_t emitPool(KernelBuilder& kb) {
   const ElemType f32 = ElemType::F32;
   const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
-  const int64_t KH = d.kernelShape[0], KW = d.kernelShape[1];
+  const bool volume = xs.size() == 5;
+  const size_t r = xs.size();
+  const int64_t D = volume ? xs[2] : 1, H = xs[r - 2], W = xs[r - 1];
+  const int64_t OD = volume ? ys[2] : 1, OH = ys[r - 2], OW = ys[r - 1];
+  const int64_t KD = volume ? d.depthKernel : 1, KH = d.kernelShape[0], KW = d.kernelShape[1];
   const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t sd = d.depthStride, dd = d.depthDilation;
   const int64_t padTop = d.pads[0], padLeft = d.pads[1];
   const int64_t padBottom = d.pads[2], padRight = d.pads[3];
+  const int64_t padFront = d.depthPadBegin, padBack = d.depthPadEnd;
   const bool isMax = d.poolKind == PoolKind::Max;
   const unsigned out = kb.outputBinding();
 
-  const int64_t rows = ys[0] * ys[1] * OH;
+  const int64_t rows = ys[0] * ys[1] * OD * OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    llvm::Value* plane = b.CreateUDiv(row, kb.index(OH));  // n * C + c
-    llvm::Value* oh = b.CreateURem(row, kb.index(OH));
-    llvm::Value* inPlane = b.CreateMul(plane, kb.index(H * W));
+    std::vector<llvm::Value*> c = kb.decompose(row, {ys[0] * ys[1], OD, OH});
+    llvm::Value *plane = c[0], *od = c[1], *oh = c[2];  // plane = n * C + c
+    llvm::Value* inPlane = b.CreateMul(plane, kb.index(D * H * W));
     llvm::Value* rowBase = b.CreateMul(row, kb.index(OW));
     llvm::Value* init = kb.f32(isMax ? -__builtin_inff() : 0.0f);
     kb.forRange(0, OW, [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
+    llvm::Value* idStart = b.CreateSub(b.CreateMul(od, kb.index(sd)), kb.index(padFront));
     llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop));
-    kb.forRange(0, KH, [&](llvm::Value* kh) {
+    kb.forRange(0, KD * KH, [&](llvm::Value* tap) {
+      llvm::Value* kd = b.CreateUDiv(tap, kb.index(KH));
+      llvm::Value* kh = b.CreateURem(tap, kb.index(KH));
+      llvm::Value* id = b.CreateAdd(idStart, b.CreateMul(kd, kb.index(dd)));
       llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(dh)));
-      llvm::Value* inside =
-          b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)), b.CreateICmpSLT(ih, kb.index(H)));
+      llvm::Value* inside = b.CreateAnd(
+          b.CreateAnd(b.CreateICmpSGE(id, kb.index(0)), b.CreateICmpSLT(id, kb.index(D))),
+          b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)), b.CreateICmpSLT(ih, kb.index(H))));
       kb.ifThen(inside, [&] {
-        llvm::Value* inRow = b.CreateAdd(inPlane, b.CreateMul(ih, kb.index(W)));
+        llvm::Value* inRow = b.CreateAdd(
+            inPlane, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(H)), ih), kb.index(W)));
         for (int64_t kw = 0; kw < KW; ++kw) {
           int64_t shift = kw * dw - padLeft;
           int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
@@ -71,12 +82,15 @@ uint32_t emitPool(KernelBuilder& kb) {
     });
     if (!isMax) {
       // Divisor: taps inside the image, or inside the padded image with count_include_pad.
-      int64_t hLo = d.countIncludePad ? -padTop : 0, hHi = d.countIncludePad ? H + padBottom : H;
-      int64_t wLo = d.countIncludePad ? -padLeft : 0, wHi = d.countIncludePad ? W + padRight : W;
-      llvm::Value* rowsCounted = tapCount(kb, ihStart, KH, dh, hLo, hHi);
+      bool all = d.countIncludePad;
+      llvm::Value* planesCounted = tapCount(kb, idStart, KD, dd, all ? -padFront : 0,
+                                            all ? D + padBack : D);
+      llvm::Value* rowsCounted = b.CreateMul(
+          planesCounted, tapCount(kb, ihStart, KH, dh, all ? -padTop : 0, all ? H + padBottom : H));
       kb.forRange(0, OW, [&](llvm::Value* ow) {
         llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
-        llvm::Value* taps = b.CreateMul(rowsCounted, tapCount(kb, iwStart, KW, dw, wLo, wHi));
+        llvm::Value* taps = b.CreateMul(
+            rowsCounted, tapCount(kb, iwStart, KW, dw, all ? -padLeft : 0, all ? W + padRight : W));
         llvm::Value* divisor = b.CreateSIToFP(b.CreateSelect(b.CreateICmpEQ(taps, kb.index(0)),
                                                              kb.index(1), taps),
                                               b.getFloatTy());
@@ -85,7 +99,7 @@ uint32_t emitPool(KernelBuilder& kb) {
       });
     }
   });
-  return workgroupsFor(rows, OW * KH * KW);
+  return workgroupsFor(rows, OW * KD * KH * KW);
 }
 
 }  // namespace kiln::codegen::detail

@@ -20,6 +20,8 @@ uint32_t emitConcat(KernelBuilder& kb);        // emit_data_movement.cpp
 uint32_t emitSlice(KernelBuilder& kb);         // emit_data_movement.cpp
 uint32_t emitGather(KernelBuilder& kb);        // emit_data_movement.cpp
 uint32_t emitPad(KernelBuilder& kb);           // emit_data_movement.cpp
+uint32_t emitSplit(KernelBuilder& kb);         // emit_data_movement.cpp
+uint32_t emitTile(KernelBuilder& kb);          // emit_data_movement.cpp
 
 // Workgroup counts: a workgroup should get at least this many elements' worth of work.
 constexpr int64_t kMinElementsPerWorkgroup = 4096;

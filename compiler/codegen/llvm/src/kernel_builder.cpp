@@ -49,7 +49,8 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name,
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* voidTy = llvm::Type::getVoidTy(ctx);
-  unsigned bindingCount = static_cast<unsigned>(desc.inputs.size()) + 1;
+  unsigned bindingCount =
+      static_cast<unsigned>(desc.inputs.size() + 1 + desc.extraOutputs.size());
 
   // The ABI entry point: void(void* const* bindings, uint32_t id, uint32_t count).
   auto* entryType = llvm::FunctionType::get(voidTy, {ptr, i32, i32}, false);

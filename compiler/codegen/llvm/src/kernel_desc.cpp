@@ -120,6 +120,7 @@ std::string KernelDesc::key() const {
   for (const BufferDesc& in : inputs) printBuffer(os, in), os << ' ';
   os << ") out ";
   printBuffer(os, output);
+  for (const BufferDesc& extra : extraOutputs) os << ' ', printBuffer(os, extra);
   switch (kind) {
     case KernelKind::Elementwise:
       for (const ExprNode& n : expr.nodes) {
@@ -132,7 +133,9 @@ std::string KernelDesc::key() const {
       os << " k" << kernelShape[0] << 'x' << kernelShape[1] << " s" << strides[0] << 'x'
          << strides[1] << " d" << dilations[0] << 'x' << dilations[1] << " p" << pads[0] << ','
          << pads[1] << ',' << pads[2] << ',' << pads[3] << " g" << groups << " pool"
-         << static_cast<int>(poolKind) << " cip" << countIncludePad;
+         << static_cast<int>(poolKind) << " cip" << countIncludePad << " depth" << depthKernel
+         << ',' << depthStride << ',' << depthDilation << ',' << depthPadBegin << ','
+         << depthPadEnd;
       [[fallthrough]];
     case KernelKind::MatMul:
       os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '
@@ -145,9 +148,11 @@ std::string KernelDesc::key() const {
     case KernelKind::Softmax:
     case KernelKind::Concat:
     case KernelKind::Gather:
+    case KernelKind::Split:
       os << " axis" << axis << " log" << logSoftmax;
       break;
     case KernelKind::Transpose: printList(os, " perm", perm); break;
+    case KernelKind::Tile: break;  // fully described by the shapes
     case KernelKind::Slice:
     case KernelKind::Pad:
       printList(os, " starts", starts);

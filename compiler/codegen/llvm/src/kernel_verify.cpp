@@ -22,6 +22,8 @@ const char* kindName(KernelKind kind) {
     case KernelKind::Slice: return "slice";
     case KernelKind::Gather: return "gather";
     case KernelKind::Pad: return "pad";
+    case KernelKind::Split: return "split";
+    case KernelKind::Tile: return "tile";
   }
   return "?";
 }
@@ -78,9 +80,10 @@ void verifyKernel(const KernelDesc& d) {
     }
     case KernelKind::Conv: {
       c.inputCount(2, 3);
-      c.rank(d.inputs[0], 4, "X");
-      c.rank(d.inputs[1], 4, "W");
-      c.rank(d.output, 4, "Y");
+      size_t rank = d.inputs[0].shape.size();
+      c.require(rank == 4 || rank == 5, "X must have rank 4 or 5");
+      c.rank(d.inputs[1], rank, "W");
+      c.rank(d.output, rank, "Y");
       for (const BufferDesc& b : d.inputs) c.f32(b);
       const auto& x = d.inputs[0].shape;
       const auto& w = d.inputs[1].shape;
@@ -105,8 +108,9 @@ void verifyKernel(const KernelDesc& d) {
     }
     case KernelKind::Pool:
       c.inputCount(1, 1);
-      c.rank(d.inputs[0], 4, "X");
-      c.rank(d.output, 4, "Y");
+      c.require(d.inputs[0].shape.size() == 4 || d.inputs[0].shape.size() == 5,
+                "X must have rank 4 or 5");
+      c.rank(d.output, d.inputs[0].shape.size(), "Y");
       c.f32(d.inputs[0]);
       break;
     case KernelKind::Reduce:
@@ -143,6 +147,28 @@ void verifyKernel(const KernelDesc& d) {
                 "indices must be i32 or i64");
       c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
       break;
+    case KernelKind::Split: {
+      c.inputCount(1, 1);
+      int64_t total = 0;
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
+      for (size_t i = 0; i <= d.extraOutputs.size(); ++i) {
+        const BufferDesc& out = i == 0 ? d.output : d.extraOutputs[i - 1];
+        c.require(out.shape.size() == d.inputs[0].shape.size() && out.type == d.inputs[0].type,
+                  "outputs differ in rank or dtype");
+        total += out.shape[d.axis];
+      }
+      c.require(total <= d.inputs[0].shape[d.axis], "outputs larger than the input");
+      break;
+    }
+    case KernelKind::Tile: {
+      c.inputCount(1, 1);
+      const auto& in = d.inputs[0].shape;
+      c.require(in.size() == d.output.shape.size(), "rank differs");
+      for (size_t i = 0; i < in.size(); ++i) {
+        c.require(in[i] > 0 && d.output.shape[i] % in[i] == 0, "output is not a whole tiling");
+      }
+      break;
+    }
     case KernelKind::Pad:
       c.inputCount(1, 1);
       c.require(d.starts.size() == d.inputs[0].shape.size(), "pads size");

@@ -72,9 +72,10 @@ struct Epilogue {
 // ---- Op families --------------------------------------------------------------------------
 enum class KernelKind : uint8_t {
   Elementwise,  // inputs: any; output: broadcast shape
-  Conv,         // inputs: X[N,C,H,W], W[OC,C/g,KH,KW], optional B[OC]; output [N,OC,OH,OW]
+  Conv,         // inputs: X[N,C,(D,)H,W], W[OC,C/g,(KD,)KH,KW], optional B[OC];
+                //   output [N,OC,(OD,)OH,OW]
   MatMul,       // inputs: A[...,M,K], B[...,K,N] (transposable), optional C (broadcast)
-  Pool,         // inputs: X[N,C,H,W]; output [N,C,OH,OW]
+  Pool,         // inputs: X[N,C,(D,)H,W]; output [N,C,(OD,)OH,OW]
   Reduce,       // inputs: X; output: X with `axes` reduced (keepdims or not, same order)
   Softmax,      // inputs: X; output: same shape
   Transpose,    // inputs: X; output: permuted
@@ -82,6 +83,8 @@ enum class KernelKind : uint8_t {
   Slice,        // inputs: X; output shape = element counts per axis
   Gather,       // inputs: data, indices (I32/I64); output data.shape with axis replaced
   Pad,          // inputs: X; output: padded shape
+  Split,        // inputs: X; outputs: `output` then `extraOutputs`, consecutive along `axis`
+  Tile,         // inputs: X; output: X repeated (output dim = a multiple of the input dim)
 };
 
 enum class PoolKind : uint8_t { Max, Average };
@@ -92,17 +95,21 @@ struct KernelDesc {
   KernelKind kind = KernelKind::Elementwise;
   std::vector<BufferDesc> inputs;
   BufferDesc output;
+  std::vector<BufferDesc> extraOutputs;  // Split only: bindings after `output`
   // Bindings may overlap (an in-place elementwise op): no `noalias` on the pointers.
   bool bindingsMayAlias = false;
   std::string name;  // for diagnostics and symbol names only; not part of identity
 
   ElementwiseExpr expr;  // Elementwise
 
-  // Conv / Pool (2-D; 1-D convolutions are lowered with H = 1)
+  // Conv / Pool: 2-D windows (1-D ones are lowered with H = 1). Rank-5 tensors add a depth
+  // axis with its own window below (KD, its stride, dilation and pads).
   std::array<int64_t, 2> kernelShape{1, 1};  // Pool only (Conv reads it from W)
   std::array<int64_t, 2> strides{1, 1};
   std::array<int64_t, 2> dilations{1, 1};
   std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;  // Pool's KD; Conv reads W
+  int64_t depthPadBegin = 0, depthPadEnd = 0;
   int64_t groups = 1;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
@@ -116,7 +123,7 @@ struct KernelDesc {
   ReduceKind reduceKind = ReduceKind::Sum;
   std::vector<int64_t> axes;  // Reduce axes (sorted, non-negative)
 
-  // Softmax / Concat / Gather: the axis (non-negative)
+  // Softmax / Concat / Gather / Split: the axis (non-negative)
   int64_t axis = 0;
   bool logSoftmax = false;
 
