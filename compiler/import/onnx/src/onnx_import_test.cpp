@@ -401,6 +401,22 @@ TEST(OnnxImport, InitializersListedAsInputsAreConstants) {
   EXPECT_TRUE(graph->findValue("w")->isConstant());
 }
 
+// Large weights are set aside while the version converter runs: they must come back intact.
+TEST(OnnxImport, LargeWeightsSurviveVersionConversion) {
+  std::string values;
+  for (int i = 0; i < 2048; ++i) values += (i ? ", " : "") + std::to_string(i % 97) + ".5";
+  std::string text = R"(
+    <ir_version: 7, opset_import: ["" : 11]>
+    g (float[2048] x) => (float[2048] y) <float[2048] w = {)" + values + R"(}>
+    { y = Add(x, w) })";
+  for (const std::string& bytes : {modelFromText(text), modelFromTextRawData(text)}) {
+    auto graph = importOnnxBytes(bytes);
+    std::vector<double> w = ir::constantDoubles(graph->findValue("w"));
+    ASSERT_EQ(w.size(), 2048u);
+    for (int i = 0; i < 2048; ++i) ASSERT_EQ(w[i], i % 97 + 0.5) << i;
+  }
+}
+
 TEST(OnnxImport, SupportedOperatorList) {
   std::vector<std::string> ops = supportedOnnxOperators();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "Clip", "Add", "Sub", "Mul", "Div",

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <sstream>
+#include <unordered_map>
 
 #include "kiln/support/diagnostics.h"
 #include "onnx_translation.h"
@@ -121,6 +121,32 @@ void checkOperatorsSupported(const onnx::ModelProto& model, const OnnxSource& so
   }
 }
 
+// The version converter copies every initializer twice (into its own graph and back). Large
+// float weights take no part in any conversion, so their bytes wait outside meanwhile.
+using WeightBytes = std::unordered_map<std::string, std::string>;
+constexpr size_t kSetAsideBytes = 4096;
+
+WeightBytes setWeightsAside(onnx::ModelProto& model) {
+  WeightBytes aside;
+  for (auto& tensor : *model.mutable_graph()->mutable_initializer()) {
+    bool isFloat = tensor.data_type() == onnx::TensorProto::FLOAT ||
+                   tensor.data_type() == onnx::TensorProto::FLOAT16;
+    if (isFloat && tensor.raw_data().size() >= kSetAsideBytes && !aside.count(tensor.name())) {
+      tensor.mutable_raw_data()->swap(aside[tensor.name()]);
+    }
+  }
+  return aside;
+}
+
+void restoreWeights(onnx::ModelProto& model, WeightBytes& aside) {
+  for (auto& tensor : *model.mutable_graph()->mutable_initializer()) {
+    auto found = aside.find(tensor.name());
+    if (found == aside.end()) continue;
+    tensor.mutable_raw_data()->swap(found->second);
+    aside.erase(found);
+  }
+}
+
 void inferShapes(onnx::ModelProto& model, const OnnxSource& source) {
   runOnnxStep(source, "shape inference failed", [&] {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
@@ -140,11 +166,14 @@ OnnxSource readOnnxFile(const std::filesystem::path& path) {
   if (!file) {
     throw CompileError(path.string() + ": cannot open ONNX model: " + std::strerror(errno));
   }
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  if (file.bad()) throw CompileError(path.string() + ": cannot read ONNX model");
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw CompileError(path.string() + ": cannot open ONNX model: it is a directory");
+  }
   OnnxSource source;
-  source.bytes = std::move(bytes).str();
+  source.bytes.resize(static_cast<size_t>(std::filesystem::file_size(path, error)));
+  file.read(source.bytes.data(), static_cast<std::streamsize>(source.bytes.size()));
+  if (error || !file) throw CompileError(path.string() + ": cannot read ONNX model");
   source.displayName = path.string();
   source.externalDataDir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   return source;
@@ -171,8 +200,10 @@ PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOpt
                 "cannot convert the model from opset " + std::to_string(prepared.sourceOpset) +
                     " to opset " + std::to_string(kOnnxTargetOpset),
                 [&] {
+                  WeightBytes aside = setWeightsAside(model);
                   model = onnx::version_conversion::ConvertVersion(
                       model, static_cast<int>(kOnnxTargetOpset));
+                  restoreWeights(model, aside);
                 });
     inferShapes(model, source);
   }
