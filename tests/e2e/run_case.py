@@ -7,10 +7,11 @@ Two forms:
   run_case.py --kiln K --work DIR --tolerance R,A --case case.json --allow-unsupported
 
 With --allow-unsupported (the ONNX backend cases), a compile error is acceptable when it is a
-clear refusal: it says "unsupported"/"not supported"/"supports ... only" and names one of the
-model's operators or the offending value type. Such a case exits with 77, which CTest reports
-as skipped (SKIP_RETURN_CODE); any other failure (a crash, an unclear error, a wrong output)
-fails the test. The outcome goes to DIR/result.txt for the summary (backend_summary.py).
+clear refusal: it says what kiln does not support ("unsupported", "not supported", "does not
+support", "only ... are supported", "needs static shapes") and names one of the model's
+operators or the offending value type (string, sequence, an element type such as double).
+Such a case exits with 77, which CTest reports as skipped (SKIP_RETURN_CODE); any other
+failure (a crash, an unclear error, a wrong output) fails the test. The outcome goes to DIR/result.txt for the summary (backend_summary.py).
 """
 import argparse
 import json
@@ -20,7 +21,8 @@ import subprocess
 import sys
 
 SKIPPED = 77
-REFUSAL = re.compile(r"unsupported|not supported|supports .* only", re.IGNORECASE)
+REFUSAL = re.compile(r"unsupported|not supported|does not support|supports .*only|"
+                     r"only .* (is|are) supported|needs static shapes", re.IGNORECASE)
 
 
 def run(command, what):
@@ -39,7 +41,7 @@ def clearRefusal(message, ops):
     """True when `message` refuses the model clearly: names an operator of it or a value type."""
     if not REFUSAL.search(message):
         return False
-    if re.search(r"string tensor|sequence|\bmap\b|optional|sparse", message):
+    if re.search(r"string tensor|sequence|\bmap\b|optional|sparse|element type \w+", message):
         return True
     return any(re.search(r"\b" + re.escape(op) + r"\b", message) for op in ops)
 
