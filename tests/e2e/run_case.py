@@ -11,7 +11,8 @@ clear refusal: it says what kiln does not support ("unsupported", "not supported
 support", "only ... are supported", "needs static shapes") and names one of the model's
 operators or the offending value type (string, sequence, an element type such as double).
 Such a case exits with 77, which CTest reports as skipped (SKIP_RETURN_CODE); any other
-failure (a crash, an unclear error, a wrong output) fails the test. The outcome goes to DIR/result.txt for the summary (backend_summary.py).
+failure (a crash, an unclear error, a wrong output) fails the test. The outcome goes to
+DIR/result.txt for the summary (backend_summary.py).
 """
 import argparse
 import json
