@@ -1,5 +1,7 @@
 // `kiln`: the command-line entry point. Picks the subcommand (compile, run, bench, dump,
 // help) and turns every user error into one line `kiln: error: ...` and exit code 1.
+// `compile` runs in the separate executable kiln-compile (see compile_launcher.cpp) so that
+// `kiln run`, `bench` and `dump` load only the runtime, not LLVM and libonnx.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -16,6 +18,11 @@
 
 namespace kiln::cli {
 namespace {
+
+// All subcommands in help order.
+std::vector<const Command*> allCommands() {
+  return {&compileCommand(), &runCommand(), &benchCommand(), &dumpCommand()};
+}
 
 void printVersion() {
   std::printf("kiln %s (artifact format %u.%u, kernel ABI %u)\n", KILN_VERSION_STRING,
@@ -45,8 +52,11 @@ int help(const std::vector<std::string>& args) {
   if (args.size() > 1) throw CliError("'kiln help' takes at most one command name");
   const Command* c = findCommand(args[0]);
   if (!c) throw CliError("unknown command '" + args[0] + "' (see 'kiln help')");
-  std::printf("usage: %s\n\n%s\n\nflags:\n%s", c->usage.c_str(), c->description.c_str(),
-              describeFlags(c->flags).c_str());
+  if (c->runExternal) {
+    std::vector<std::string> helpArgs = {"--help"};
+    return c->runExternal(helpArgs);
+  }
+  std::printf("%s", commandHelp(*c).c_str());
   return 0;
 }
 
@@ -67,6 +77,7 @@ int dispatch(const std::vector<std::string>& argv) {
     if (first.starts_with("-")) throw CliError("unknown flag '" + first + "' (see 'kiln help')");
     throw CliError("unknown command '" + first + "' (see 'kiln help')");
   }
+  if (c->runExternal) return c->runExternal(rest);
   for (const std::string& arg : rest)
     if (arg == "--help" || arg == "-h") return help({first});
   return runCommandLine(*c, rest);
@@ -77,16 +88,5 @@ int dispatch(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  try {
-    return kiln::cli::dispatch(args);
-  } catch (const kiln::cli::CliError& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "kiln: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    // Compile errors and other diagnostics arrive here as std::runtime_error subclasses.
-    std::fflush(stdout);
-    std::fprintf(stderr, "kiln: error: %s\n", e.what());
-    return 1;
-  }
+  return kiln::cli::guardedMain([&] { return kiln::cli::dispatch(args); });
 }
