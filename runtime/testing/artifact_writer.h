@@ -58,9 +58,15 @@ struct FunctionSpec {
 // The architecture the tests run on (artifacts default to it).
 #if defined(__aarch64__)
 constexpr uint8_t kHostArch = KILN_ARCH_AARCH64;
+constexpr uint8_t kHostAbi = KILN_ABI_LP64;
 constexpr const char* kHostArchName = "aarch64";
+#elif defined(__riscv) && __riscv_xlen == 64
+constexpr uint8_t kHostArch = KILN_ARCH_RISCV64;
+constexpr uint8_t kHostAbi = KILN_ABI_LP64D;
+constexpr const char* kHostArchName = "riscv64";
 #else
 constexpr uint8_t kHostArch = KILN_ARCH_X86_64;
+constexpr uint8_t kHostAbi = KILN_ABI_LP64;
 constexpr const char* kHostArchName = "x86_64";
 #endif
 
@@ -68,7 +74,7 @@ struct ArtifactSpec {
   uint16_t formatMajor = KILN_FORMAT_MAJOR;
   uint16_t formatMinor = KILN_FORMAT_MINOR;
   uint8_t arch = kHostArch;
-  uint8_t abi = KILN_ABI_LP64;
+  uint8_t abi = kHostAbi;
   uint64_t cpuFeatures = 0;
   uint64_t arenaSize = 0;
   uint32_t stackBound = 0;

@@ -1,8 +1,9 @@
 // A self-contained check of the runtime on another architecture (no GoogleTest needed): built
-// with gcc-aarch64-linux-gnu and run under qemu-aarch64 by CTest. It loads the standard test
-// artifact with the AArch64 build of the test kernels embedded as ELF (the loader maps,
-// relocates and runs real AArch64 code), and with the static kernel library, runs "main"
-// inline and on a thread pool, and compares with the hand-computed reference.
+// with Debian's gcc cross compilers and run under qemu-aarch64 / qemu-riscv64 by CTest. It loads
+// the standard test artifact with that architecture's build of the test kernels embedded as ELF
+// (the loader maps, relocates and runs real AArch64 / RISC-V 64 code), and with the static
+// kernel library, runs "main" inline and on a thread pool, and compares with the hand-computed
+// reference.
 #include <cmath>
 #include <cstdio>
 
@@ -43,6 +44,7 @@ int check(const char* what, Kernels kernels, bool pool) {
 }  // namespace
 
 int main() {
+  std::printf("architecture: %s\n", kHostArchName);
   int failed = 0;
   failed += check("embedded ELF kernels, inline executor", Kernels::kElf, false);
   failed += check("embedded ELF kernels, thread pool", Kernels::kElf, true);
