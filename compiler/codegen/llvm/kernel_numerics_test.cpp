@@ -96,6 +96,16 @@ TEST(KernelNumerics, ConvDepthwise) {
   checkConv({1, 5, 9, 9, 5, 3, 3, 5, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::None});
 }
 
+TEST(KernelNumerics, ConvWideRowsUseRegisterTiles) {
+  // Rows wide enough for several vector tiles, leftovers and padded edges; output-channel
+  // blocks of 4 (OCG 8), 2 (OCG 6) and 1 (OCG 3, depthwise), dilation along both axes.
+  checkConv({1, 8, 5, 40, 8, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  checkConv({2, 6, 3, 37, 6, 1, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None});
+  checkConv({1, 4, 6, 29, 12, 3, 5, 2, {2, 1}, {2, 2}, {2, 3, 1, 4}, false, Activation::None});
+  checkConv({1, 3, 4, 70, 9, 2, 3, 3, {1, 1}, {1, 3}, {0, 2, 1, 2}, true, Activation::Relu});
+  checkConv({1, 5, 7, 33, 5, 3, 3, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None});
+}
+
 // ---- Matrix products -------------------------------------------------------------------------
 TEST(KernelNumerics, GemmTransposedWithBiasAndScales) {
   const int64_t M = 5, K = 7, N = 6;

@@ -3,6 +3,7 @@
 // table and its query function, optimises, emits the object and links the embedded ELF.
 #include "kiln/codegen/codegen.h"
 
+#include <algorithm>
 #include <map>
 #include <system_error>
 
@@ -34,6 +35,20 @@ uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem) {
 }
 
 namespace {
+
+// f32 lanes of the vector registers the tiled kernels use; 0 on microcontrollers.
+unsigned vectorLanes(const TargetConfig& target) {
+  if (target.microcontroller) return 0;
+  auto has = [&](const char* feature) {
+    return std::find(target.requiredFeatures.begin(), target.requiredFeatures.end(), feature) !=
+           target.requiredFeatures.end();
+  };
+  switch (target.arch) {
+    case TargetArch::X86_64: return has("avx512f") ? 16 : has("avx") ? 8 : 4;
+    case TargetArch::AArch64: return 4;
+    default: return 0;
+  }
+}
 
 uint32_t emitKernelBody(KernelBuilder& kb) {
   switch (kb.desc().kind) {
@@ -115,6 +130,7 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.softFloat = target.floatAbi == FloatAbi::Soft;
   emitTarget.pointerBits = target.pointerBits;
   emitTarget.optimizeForSize = target.microcontroller;
+  emitTarget.vectorLanes = vectorLanes(target);
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
 

@@ -10,6 +10,8 @@
 namespace kiln::codegen::detail {
 
 uint32_t emitConv(KernelBuilder& kb) {
+  uint32_t tiledWorkgroups = 0;
+  if (emitConvTiled(kb, tiledWorkgroups)) return tiledWorkgroups;
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
   const std::vector<int64_t>& xs = d.inputs[0].shape;  // N C (D) H W

@@ -157,6 +157,20 @@ void KernelBuilder::store(unsigned binding, ElemType type, llvm::Value* linearIn
   builder_.CreateAlignedStore(value, address, llvm::Align(elemSize(type)));
 }
 
+llvm::Value* KernelBuilder::loadVector(unsigned binding, llvm::Value* linearIndex,
+                                       unsigned lanes) {
+  auto* type = llvm::FixedVectorType::get(builder_.getFloatTy(), lanes);
+  llvm::Value* address =
+      builder_.CreateInBoundsGEP(builder_.getFloatTy(), bindings_.at(binding), linearIndex);
+  return builder_.CreateAlignedLoad(type, address, llvm::Align(4));
+}
+
+void KernelBuilder::storeVector(unsigned binding, llvm::Value* linearIndex, llvm::Value* vector) {
+  llvm::Value* address =
+      builder_.CreateInBoundsGEP(builder_.getFloatTy(), bindings_.at(binding), linearIndex);
+  builder_.CreateAlignedStore(vector, address, llvm::Align(4));
+}
+
 llvm::Value* KernelBuilder::local(llvm::Type* type, const char* name) {
   llvm::IRBuilder<> entryBuilder(allocaBlock_, allocaBlock_->begin());
   return entryBuilder.CreateAlloca(type, nullptr, name);

@@ -19,6 +19,9 @@ namespace kiln::codegen::detail {
 // What emitters need to know about the target.
 struct EmitTarget {
   bool softFloat = false;
+  // f32 lanes of the widest vector registers worth using in explicitly tiled kernels
+  // (0: keep the plain kernels, e.g. on microcontrollers where code size matters more).
+  unsigned vectorLanes = 0;
   unsigned pointerBits = 64;
   bool optimizeForSize = false;
   std::string cpu, features;
@@ -53,6 +56,10 @@ class KernelBuilder {
   unsigned outputBinding() const { return static_cast<unsigned>(desc_.inputs.size()); }
   llvm::Value* load(unsigned binding, ElemType type, llvm::Value* linearIndex);
   void store(unsigned binding, ElemType type, llvm::Value* linearIndex, llvm::Value* value);
+
+  // `lanes` consecutive f32 elements starting at linearIndex, as one vector.
+  llvm::Value* loadVector(unsigned binding, llvm::Value* linearIndex, unsigned lanes);
+  void storeVector(unsigned binding, llvm::Value* linearIndex, llvm::Value* vector);
 
   // A stack slot in the entry block (promoted to a register by the optimiser).
   llvm::Value* local(llvm::Type* type, const char* name = "");

@@ -1,0 +1,229 @@
+// Register-tiled convolution for targets with vector registers (stride 1 along the width).
+// A work item is one output row (n, oh[, od]) of a block of OCB output channels. The row's
+// interior columns, whose taps all lie inside the image, are covered by tiles of U vectors of
+// V columns: the OCB x U accumulators stay in registers over the whole reduction (input
+// channels, kernel rows, kernel columns), each input vector feeds OCB multiply-adds and each
+// weight broadcast U of them. Kernel rows outside the image are skipped by clamping the
+// kernel-row range per output row; the few edge columns (padding) and the columns left over
+// by the tiles are computed one by one with bounds checks. Bias is the accumulators' start,
+// the activation is applied when the row is done.
+#include <algorithm>
+
+#include "emitters.h"
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+struct ConvShape {
+  int64_t N, C, D, H, W, OC, CG, KD, KH, KW, OD, OH, OW, OCG;
+  int64_t sd, sh, dd, dh, dw, padFront, padTop, padLeft;
+};
+
+// [lo, hi) of kernel taps k with start + k * dilation inside [0, size), as index values.
+std::pair<llvm::Value*, llvm::Value*> tapRange(KernelBuilder& kb, llvm::Value* start,
+                                               int64_t kernel, int64_t dilation, int64_t size) {
+  llvm::IRBuilder<>& b = kb.b();
+  // lo = ceil(-start / dilation) if start < 0; hi = floor((size - 1 - start) / dilation) + 1.
+  llvm::Value* negStart = b.CreateSub(kb.index(0), start);
+  llvm::Value* lo = b.CreateSelect(
+      b.CreateICmpSLT(start, kb.index(0)),
+      b.CreateUDiv(b.CreateAdd(negStart, kb.index(dilation - 1)), kb.index(dilation)), kb.index(0));
+  llvm::Value* room = b.CreateSub(kb.index(size - 1), start);
+  llvm::Value* hi = b.CreateSelect(b.CreateICmpSLT(room, kb.index(0)), kb.index(0),
+                                   b.CreateAdd(b.CreateUDiv(room, kb.index(dilation)), kb.index(1)));
+  hi = kb.minValue(hi, kb.index(kernel));
+  lo = kb.minValue(lo, hi);
+  return {lo, hi};
+}
+
+}  // namespace
+
+bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  const unsigned lanes = kb.target().vectorLanes;
+  if (lanes < 4 || d.strides[1] != 1) return false;
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const bool volume = xs.size() == 5;
+  const size_t r = xs.size();
+  ConvShape s{xs[0], xs[1], volume ? xs[2] : 1, xs[r - 2], xs[r - 1],
+              ws[0], ws[1], volume ? ws[2] : 1, ws[r - 2], ws[r - 1],
+              volume ? ys[2] : 1, ys[r - 2], ys[r - 1], ws[0] / d.groups,
+              d.depthStride, d.strides[0], d.depthDilation, d.dilations[0], d.dilations[1],
+              d.depthPadBegin, d.pads[0], d.pads[1]};
+  const int64_t OCB = s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
+  const int64_t U = OCB == 1 ? 4 : 2;
+  // Interior columns: every kw tap inside [0, W) (stride 1 along the width).
+  const int64_t owLo = std::min<int64_t>(s.OW, s.padLeft);
+  const int64_t owHi = std::max<int64_t>(owLo, std::min<int64_t>(s.OW, s.W + s.padLeft - (s.KW - 1) * s.dw));
+  // Tiles: as many of U vectors as fit, then single vectors of V and V/2 lanes.
+  struct Tile {
+    int64_t start;
+    int64_t vectors;
+    unsigned lanes;
+  };
+  std::vector<Tile> tiles;
+  int64_t ow = owLo;
+  for (; ow + U * lanes <= owHi; ow += U * lanes) tiles.push_back({ow, U, lanes});
+  for (unsigned v = lanes; v >= 4; v /= 2) {
+    if (ow + v <= owHi) {
+      tiles.push_back({ow, 1, v});
+      ow += v;
+    }
+  }
+  const int64_t tiledEnd = ow;
+  if (tiles.empty()) return false;
+
+  const bool hasBias = d.inputs.size() > 2;
+  const unsigned out = kb.outputBinding();
+  const ElemType f32 = ElemType::F32;
+  const int64_t filterSize = s.CG * s.KD * s.KH * s.KW;
+  const int64_t blocks = s.OC / OCB;
+  const int64_t rows = s.N * blocks * s.OD * s.OH;
+  llvm::Type* floatTy = b.getFloatTy();
+
+  // Accumulator slots (promoted to registers): OCB x maxU vectors of the widest tile.
+  std::vector<std::vector<llvm::Value*>> slots(OCB);
+  std::vector<llvm::Value*> scalarSlots(OCB);
+  for (int64_t o = 0; o < OCB; ++o) {
+    for (int64_t u = 0; u < U; ++u) {
+      slots[o].push_back(kb.local(llvm::FixedVectorType::get(floatTy, lanes), "acc"));
+    }
+    scalarSlots[o] = kb.local(floatTy, "sacc");
+  }
+
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {s.N, blocks, s.OD, s.OH});
+    llvm::Value *n = c[0], *block = c[1], *od = c[2], *oh = c[3];
+    llvm::Value* ocBase = b.CreateMul(block, kb.index(OCB));
+    llvm::Value* group = b.CreateUDiv(ocBase, kb.index(s.OCG));
+    llvm::Value* xGroup = b.CreateAdd(b.CreateMul(n, kb.index(s.C * s.D * s.H * s.W)),
+                                      b.CreateMul(group, kb.index(s.CG * s.D * s.H * s.W)));
+    llvm::Value* filterBase = b.CreateMul(ocBase, kb.index(filterSize));
+    llvm::Value* idStart = b.CreateSub(b.CreateMul(od, kb.index(s.sd)), kb.index(s.padFront));
+    llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(s.sh)), kb.index(s.padTop));
+    auto [kdLo, kdHi] = tapRange(kb, idStart, s.KD, s.dd, s.D);
+    auto [khLo, khHi] = tapRange(kb, ihStart, s.KH, s.dh, s.H);
+    // Output row o of the block: ((n * OC + oc) * OD + od) * OH + oh.
+    auto outRow = [&](int64_t o) {
+      llvm::Value* oc = b.CreateAdd(ocBase, kb.index(o));
+      llvm::Value* plane = b.CreateAdd(b.CreateMul(n, kb.index(s.OC)), oc);
+      llvm::Value* rowIndex = b.CreateAdd(
+          b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb.index(s.OD)), od), kb.index(s.OH)), oh);
+      return b.CreateMul(rowIndex, kb.index(s.OW));
+    };
+    std::vector<llvm::Value*> bias(OCB), rowBase(OCB);
+    for (int64_t o = 0; o < OCB; ++o) {
+      bias[o] = hasBias ? kb.load(2, f32, b.CreateAdd(ocBase, kb.index(o))) : kb.f32(0.0f);
+      rowBase[o] = outRow(o);
+    }
+    // Calls tap(inRow, filterRow) for every in-image (ic, kd, kh): inRow is the input row's
+    // start, filterRow the index of W[ocBase, ic, kd, kh, 0].
+    auto forTaps = [&](const std::function<void(llvm::Value*, llvm::Value*)>& tap) {
+      kb.forRange(kb.index(0), kb.index(s.CG), [&](llvm::Value* ic) {
+        llvm::Value* channel = b.CreateAdd(xGroup, b.CreateMul(ic, kb.index(s.D * s.H * s.W)));
+        llvm::Value* filterChannel =
+            b.CreateAdd(filterBase, b.CreateMul(ic, kb.index(s.KD * s.KH * s.KW)));
+        kb.forRange(kdLo, kdHi, [&](llvm::Value* kd) {
+          llvm::Value* id = b.CreateAdd(idStart, b.CreateMul(kd, kb.index(s.dd)));
+          kb.forRange(khLo, khHi, [&](llvm::Value* kh) {
+            llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(s.dh)));
+            llvm::Value* inRow = b.CreateAdd(
+                channel, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(s.H)), ih), kb.index(s.W)));
+            llvm::Value* filterRow = b.CreateAdd(
+                filterChannel,
+                b.CreateMul(b.CreateAdd(b.CreateMul(kd, kb.index(s.KH)), kh), kb.index(s.KW)));
+            tap(inRow, filterRow);
+          });
+        });
+      });
+    };
+
+    // Interior tiles.
+    for (const Tile& t : tiles) {
+      auto* vecTy = llvm::FixedVectorType::get(floatTy, t.lanes);
+      std::vector<std::vector<llvm::Value*>> accSlots(OCB);
+      for (int64_t o = 0; o < OCB; ++o) {
+        for (int64_t u = 0; u < t.vectors; ++u) {
+          // Narrower tiles reuse the first lanes of a slot through their own slot type.
+          llvm::Value* slot = t.lanes == lanes ? slots[o][u] : kb.local(vecTy, "acc.narrow");
+          b.CreateStore(b.CreateVectorSplat(t.lanes, bias[o]), slot);
+          accSlots[o].push_back(slot);
+        }
+      }
+      forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
+        std::vector<std::vector<llvm::Value*>> acc(OCB);
+        for (int64_t o = 0; o < OCB; ++o) {
+          for (int64_t u = 0; u < t.vectors; ++u) acc[o].push_back(b.CreateLoad(vecTy, accSlots[o][u]));
+        }
+        for (int64_t kw = 0; kw < s.KW; ++kw) {
+          std::vector<llvm::Value*> xv;
+          for (int64_t u = 0; u < t.vectors; ++u) {
+            int64_t column = t.start + u * t.lanes + kw * s.dw - s.padLeft;
+            xv.push_back(kb.loadVector(0, b.CreateAdd(inRow, kb.index(column)), t.lanes));
+          }
+          for (int64_t o = 0; o < OCB; ++o) {
+            llvm::Value* w = kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
+            llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
+            for (int64_t u = 0; u < t.vectors; ++u) {
+              acc[o][u] = b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
+            }
+          }
+        }
+        for (int64_t o = 0; o < OCB; ++o) {
+          for (int64_t u = 0; u < t.vectors; ++u) b.CreateStore(acc[o][u], accSlots[o][u]);
+        }
+      });
+      for (int64_t o = 0; o < OCB; ++o) {
+        for (int64_t u = 0; u < t.vectors; ++u) {
+          llvm::Value* at = b.CreateAdd(rowBase[o], kb.index(t.start + u * t.lanes));
+          kb.storeVector(out, at, b.CreateLoad(vecTy, accSlots[o][u]));
+        }
+      }
+    }
+
+    // Edge and leftover columns, one at a time with bounds checks along the width.
+    auto scalarColumns = [&](int64_t begin, int64_t end) {
+      if (begin >= end) return;
+      kb.forRange(begin, end, [&](llvm::Value* col) {
+        for (int64_t o = 0; o < OCB; ++o) b.CreateStore(bias[o], scalarSlots[o]);
+        forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
+          for (int64_t kw = 0; kw < s.KW; ++kw) {
+            llvm::Value* iw = b.CreateAdd(col, kb.index(kw * s.dw - s.padLeft));
+            llvm::Value* inside =
+                b.CreateAnd(b.CreateICmpSGE(iw, kb.index(0)), b.CreateICmpSLT(iw, kb.index(s.W)));
+            llvm::Value* safe = b.CreateSelect(inside, iw, kb.index(0));
+            llvm::Value* x = b.CreateSelect(inside, kb.load(0, f32, b.CreateAdd(inRow, safe)),
+                                            kb.f32(0.0f));
+            for (int64_t o = 0; o < OCB; ++o) {
+              llvm::Value* w = kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
+              llvm::Value* a = b.CreateLoad(floatTy, scalarSlots[o]);
+              b.CreateStore(b.CreateFAdd(a, b.CreateFMul(x, w)), scalarSlots[o]);
+            }
+          }
+        });
+        for (int64_t o = 0; o < OCB; ++o) {
+          kb.store(out, f32, b.CreateAdd(rowBase[o], col), b.CreateLoad(floatTy, scalarSlots[o]));
+        }
+      });
+    };
+    scalarColumns(0, owLo);
+    scalarColumns(tiledEnd, s.OW);
+
+    if (d.epilogue.act != Activation::None) {
+      for (int64_t o = 0; o < OCB; ++o) {
+        kb.forRange(0, s.OW, [&](llvm::Value* col) {
+          llvm::Value* at = b.CreateAdd(rowBase[o], col);
+          kb.store(out, f32, at, kb.applyEpilogue(d.epilogue, kb.load(out, f32, at)));
+        });
+      }
+    }
+  });
+  workgroups = workgroupsFor(rows, OCB * s.OW * filterSize);
+  return true;
+}
+
+}  // namespace kiln::codegen::detail
