@@ -161,7 +161,11 @@ HostTensor readNpyFile(const std::string& path) {
   return decodeNpy(bytes, path);
 }
 
-std::vector<uint8_t> encodeNpy(const HostTensor& tensor) {
+namespace {
+
+// The header bytes (magic, version, length, dictionary padded so that the data starts on a
+// 64-byte boundary).
+std::vector<uint8_t> encodeNpyHeader(const HostTensor& tensor) {
   std::string header = "{'descr': '" + dtypeDescr(tensor.type) +
                        "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < tensor.shape.size(); ++i) {
@@ -170,7 +174,6 @@ std::vector<uint8_t> encodeNpy(const HostTensor& tensor) {
     if (i + 1 < tensor.shape.size()) header += " ";
   }
   header += "), }";
-  // Pad with spaces and a final newline so that the data starts on a 64-byte boundary.
   bool version2 = header.size() + 1 + 10 > 65535;
   size_t prefix = version2 ? 12 : 10;
   size_t total = prefix + header.size() + 1;
@@ -188,13 +191,26 @@ std::vector<uint8_t> encodeNpy(const HostTensor& tensor) {
     bytes.push_back(static_cast<uint8_t>(length >> 24));
   }
   bytes.insert(bytes.end(), header.begin(), header.end());
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encodeNpy(const HostTensor& tensor) {
+  std::vector<uint8_t> bytes = encodeNpyHeader(tensor);
   bytes.insert(bytes.end(), tensor.data.begin(), tensor.data.end());
   return bytes;
 }
 
 void writeNpyFile(const std::string& path, const HostTensor& tensor) {
-  std::vector<uint8_t> bytes = encodeNpy(tensor);
-  writeFileBytes(path, bytes);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw CliError("cannot write '" + path + "': " + std::strerror(errno));
+  std::vector<uint8_t> header = encodeNpyHeader(tensor);
+  file.write(reinterpret_cast<const char*>(header.data()),
+             static_cast<std::streamsize>(header.size()));
+  file.write(reinterpret_cast<const char*>(tensor.data.data()),
+             static_cast<std::streamsize>(tensor.data.size()));
+  if (!file) throw CliError("cannot write '" + path + "'");
 }
 
 std::vector<uint8_t> readFileBytes(const std::string& path) {

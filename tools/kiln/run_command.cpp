@@ -53,6 +53,7 @@ int runRun(const ParsedArgs& args) {
                    std::to_string(outputs.size()) + " output" + (outputs.size() == 1 ? "" : "s") +
                    " of '" + session.functionName(function) + "'");
   std::vector<AlignedBuffer> inputBuffers = session.prepareInputs(function, inputs);
+  inputs = {};  // the aligned copies are what the call reads
   std::vector<AlignedBuffer> outputBuffers = session.allocateOutputs(function);
 
   if (args.flag("trace")) {
