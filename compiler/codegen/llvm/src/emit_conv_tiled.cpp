@@ -61,16 +61,19 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t owHi = std::max<int64_t>(owLo, std::min<int64_t>(s.OW, s.W + s.padLeft - (s.KW - 1) * s.dw));
   // Tiles: as many of U vectors as fit, then single vectors of V and V/2 lanes.
   struct Tile {
-    int64_t start;
+    int64_t start;    // first column
+    int64_t repeats;  // tiles of this shape side by side (a runtime loop)
     int64_t vectors;
     unsigned lanes;
   };
   std::vector<Tile> tiles;
   int64_t ow = owLo;
-  for (; ow + U * lanes <= owHi; ow += U * lanes) tiles.push_back({ow, U, lanes});
+  int64_t wide = (owHi - owLo) / (U * lanes);
+  if (wide > 0) tiles.push_back({ow, wide, U, lanes});
+  ow += wide * U * lanes;
   for (unsigned v = lanes; v >= 4; v /= 2) {
     if (ow + v <= owHi) {
-      tiles.push_back({ow, 1, v});
+      tiles.push_back({ow, 1, 1, v});
       ow += v;
     }
   }
@@ -144,6 +147,9 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
 
     // Interior tiles.
     for (const Tile& t : tiles) {
+      kb.forRange(0, t.repeats, [&](llvm::Value* repeat) {
+      llvm::Value* tileStart =
+          b.CreateAdd(kb.index(t.start), b.CreateMul(repeat, kb.index(t.vectors * t.lanes)));
       auto* vecTy = llvm::FixedVectorType::get(floatTy, t.lanes);
       std::vector<std::vector<llvm::Value*>> accSlots(OCB);
       for (int64_t o = 0; o < OCB; ++o) {
@@ -162,8 +168,9 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
         for (int64_t kw = 0; kw < s.KW; ++kw) {
           std::vector<llvm::Value*> xv;
           for (int64_t u = 0; u < t.vectors; ++u) {
-            int64_t column = t.start + u * t.lanes + kw * s.dw - s.padLeft;
-            xv.push_back(kb.loadVector(0, b.CreateAdd(inRow, kb.index(column)), t.lanes));
+            int64_t column = u * t.lanes + kw * s.dw - s.padLeft;
+            llvm::Value* at = b.CreateAdd(b.CreateAdd(inRow, tileStart), kb.index(column));
+            xv.push_back(kb.loadVector(0, at, t.lanes));
           }
           for (int64_t o = 0; o < OCB; ++o) {
             llvm::Value* w = kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
@@ -179,10 +186,12 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
       });
       for (int64_t o = 0; o < OCB; ++o) {
         for (int64_t u = 0; u < t.vectors; ++u) {
-          llvm::Value* at = b.CreateAdd(rowBase[o], kb.index(t.start + u * t.lanes));
+          llvm::Value* at =
+              b.CreateAdd(b.CreateAdd(rowBase[o], tileStart), kb.index(u * t.lanes));
           kb.storeVector(out, at, b.CreateLoad(vecTy, accSlots[o][u]));
         }
       }
+      });
     }
 
     // Edge and leftover columns, one at a time with bounds checks along the width.
