@@ -113,18 +113,6 @@ TEST(OnnxErrors, UndefinedGraphOutput) {
             "or initializer");
 }
 
-// Legacy `broadcast = 1, axis = k` (opset <= 6): libonnx's converter refuses it; the error
-// names the file and the conversion, with the converter's message on the same line.
-TEST(OnnxErrors, ConversionFailure) {
-  std::string message = importError(modelFromText(R"(
-    <ir_version: 3, opset_import: ["" : 6]>
-    g (float[2,3,4] x, float[3] b) => (float[2,3,4] y) { y = Add <broadcast = 1, axis = 1> (x, b) })"));
-  EXPECT_EQ(message.rfind("test.onnx: cannot convert the model from opset 6 to opset 17: ", 0), 0u)
-      << message;
-  EXPECT_NE(message.find("assert_numpy_multibroadcastable"), std::string::npos) << message;
-  EXPECT_EQ(message.find('\n'), std::string::npos);
-}
-
 TEST(OnnxErrors, OpsetAboveTarget) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 18]>

@@ -201,6 +201,31 @@ TEST(OnnxImport, SoftmaxOldOpsetConverted) {
   EXPECT_EQ(softmax->operand(0)->type().shape, (ir::Shape{2, 12}));
 }
 
+// Opset-6 broadcasting at an explicit axis: b (3) aligned at dim 1 of x becomes (3, 1) under
+// numpy broadcasting (libonnx's own 6 -> 7 adapter gets this wrong and refuses the model).
+// Operands already aligned with the trailing dims stay as they are.
+TEST(OnnxImport, LegacyBroadcastAxis) {
+  auto graph = importText(R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[2,3,4] x, float[3] b, float[4] c, float[3,4] d)
+      => (float[2,3,4] y, float[2,3,4] z, float[2,3,4] w) {
+      y = Add <broadcast = 1, axis = 1> (x, b)
+      z = Mul <broadcast = 1, axis = 2> (x, c)
+      w = Sub <broadcast = 1, axis = 1> (x, d) })");
+  const ir::Op* add = findOp(*graph, OpKind::Add);
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->operand(1)->type(), TensorType(DType::F32, {3, 1}));
+  const ir::Op* unsqueeze = add->operand(1)->definingOp();
+  ASSERT_NE(unsqueeze, nullptr);
+  EXPECT_EQ(unsqueeze->kind(), OpKind::Unsqueeze);
+  EXPECT_EQ(unsqueeze->operand(0), graph->findValue("b"));
+  EXPECT_EQ(findOp(*graph, OpKind::Mul)->operand(1), graph->findValue("c"));
+  EXPECT_EQ(findOp(*graph, OpKind::Sub)->operand(1), graph->findValue("d"));
+  for (const auto& output : graph->outputs()) {
+    EXPECT_EQ(output.value->type(), TensorType(DType::F32, {2, 3, 4})) << output.name;
+  }
+}
+
 TEST(OnnxImport, BatchNormFromOpset9) {
   auto graph = importText(R"(
     <ir_version: 4, opset_import: ["" : 9]>

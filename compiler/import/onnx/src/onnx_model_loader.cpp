@@ -196,6 +196,7 @@ PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOpt
   applyInputShapes(*model.mutable_graph(), options.inputShapes, source.displayName);
   inferShapes(model, source);
   if (prepared.sourceOpset != kOnnxTargetOpset) {
+    if (fixLegacyBroadcast(model, prepared.sourceOpset)) inferShapes(model, source);
     runOnnxStep(source,
                 "cannot convert the model from opset " + std::to_string(prepared.sourceOpset) +
                     " to opset " + std::to_string(kOnnxTargetOpset),

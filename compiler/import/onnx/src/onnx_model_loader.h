@@ -47,4 +47,9 @@ void inlineExternalData(onnx::ModelProto& model, const OnnxSource& source);
 void applyInputShapes(onnx::GraphProto& graph, const std::vector<InputShape>& overrides,
                       const std::string& displayName);
 
+// Opsets <= 6 only: rewrites `broadcast = 1, axis = k` operands into numpy-style broadcasts
+// (an Unsqueeze adding trailing 1s) that the version converter handles. Needs shapes
+// inferred; returns true if it inserted Unsqueezes (run shape inference again).
+bool fixLegacyBroadcast(onnx::ModelProto& model, int64_t sourceOpset);
+
 }  // namespace kiln::import::detail
