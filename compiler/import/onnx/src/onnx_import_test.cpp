@@ -293,6 +293,54 @@ TEST(OnnxImport, TorchShapeChainWithScalarGather) {
   EXPECT_EQ(graph->outputs()[0].value->type(), TensorType(DType::F32, {5, 2}));
 }
 
+// torch's `x.view(x.size(0), x.size(1) * x.size(2))`: scalar Gathers multiplied.
+TEST(OnnxImport, TorchShapeArithmetic) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3,4] x) => (float[N,12] y) {
+      s = Shape(x)
+      i0 = Constant <value_int = 0> ()
+      i1 = Constant <value_int = 1> ()
+      i2 = Constant <value_int = 2> ()
+      d0 = Gather(s, i0)
+      d1 = Gather(s, i1)
+      d2 = Gather(s, i2)
+      d12 = Mul(d1, d2)
+      axes = Constant <value = int64[1] {0}> ()
+      u0 = Unsqueeze(d0, axes)
+      u12 = Unsqueeze(d12, axes)
+      shape = Concat <axis = 0> (u0, u12)
+      y = Reshape(x, shape) })", OnnxImportOptions{{parseInputShape("x:7x3x4")}});
+  const ir::Op* reshape = findOp(*graph, OpKind::Reshape);
+  ASSERT_NE(reshape, nullptr);
+  EXPECT_EQ(reshape->result()->type(), TensorType(DType::F32, {7, 12}));
+}
+
+// Shape -> Slice -> Concat -> Expand, and Div/Sub on the tracked values.
+TEST(OnnxImport, TrackedShapeFeedsExpand) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,6] x, float[1,3] v) => (float[N,3] y, float[?,?] z) {
+      s = Shape(x)
+      starts = Constant <value = int64[1] {0}> ()
+      ends = Constant <value = int64[1] {1}> ()
+      n = Slice(s, starts, ends)
+      three = Constant <value = int64[1] {3}> ()
+      target = Concat <axis = 0> (n, three)
+      y = Expand(v, target)
+      two = Constant <value = int64[1] {2}> ()
+      one = Constant <value = int64[1] {1}> ()
+      six = Slice(s, ends, two)
+      half = Div(six, three)
+      cols = Sub(half, one)
+      minus1 = Constant <value = int64[1] {-1}> ()
+      flat = Concat <axis = 0> (minus1, cols)
+      z = Reshape(x, flat) })", OnnxImportOptions{{parseInputShape("x:4x6")}});
+  EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::F32, {4, 3}));
+  // cols = 6 / 3 - 1 = 1: x (4x6) reshaped to (24, 1).
+  EXPECT_EQ(graph->findValue("z")->type(), TensorType(DType::F32, {24, 1}));
+}
+
 TEST(OnnxImport, DropoutAndIdentity) {
   auto graph = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
