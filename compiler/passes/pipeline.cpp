@@ -2,11 +2,13 @@
 // canonicalize removes no-ops, folding turns shape sub-graphs into constants, which makes
 // more Reshapes no-ops, BatchNorm folding needs constant parameters), then the dispatch
 // passes. --print-ir-after-all prints the graph after every graph pass and the dispatch
-// graph after the dispatch passes; debug builds verify the graph between passes.
+// graph after the dispatch passes; debug builds verify the graph between passes and the
+// dispatch graph at the end.
 #include "kiln/passes/pipeline.h"
 
 #include <iostream>
 
+#include "kiln/ir/dispatch_verifier.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/passes/passes.h"
@@ -55,6 +57,13 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
   ir::DispatchGraph dg = formDispatches(std::move(graph));
   scheduleDispatches(dg);
   planMemory(dg);
+  if (options.verifyBetweenPasses) {
+    try {
+      ir::verifyDispatchGraph(dg);
+    } catch (const CompileError& e) {
+      KILN_UNREACHABLE(std::string("the dispatch passes broke the dispatch graph: ") + e.what());
+    }
+  }
   if (options.printIrAfterAll) {
     out << "// ----- dispatch graph after form-dispatches, schedule, plan-memory -----\n"
         << ir::printDispatchGraph(dg);

@@ -4,6 +4,7 @@
 
 #include "kiln/passes/passes.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/support/diagnostics.h"
 #include "test_util.h"
 
 namespace kiln::passes {
@@ -268,6 +269,62 @@ TEST(PlanMemoryEdges, InputCopiedToOutputAndZeroSizedTensors) {
             "  copy input#0[0+12] -> output#0[0+12]\n"
             "stage 1:\n"
             "  dispatch 1 Neg \"Neg_1\" in %e=arena[0+0] out %n=output#1[0+0]\n");
+}
+
+}  // namespace
+}  // namespace kiln::passes
+
+namespace kiln::passes {
+namespace {
+
+std::string dispatchVerifierError(const ir::DispatchGraph& dg) {
+  try {
+    ir::verifyDispatchGraph(dg);
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr const char* kChain = R"(graph @g {
+  input %x : f32[16]
+  %a = Exp(%x) : f32[16]
+  %b = Sigmoid(%x) : f32[16]
+  %c = Add(%a, %b) : f32[16]
+  output "c" = %c
+})";
+
+TEST(DispatchVerifier, AcceptsPlannedGraphs) {
+  EXPECT_EQ(dispatchVerifierError(planText(kChain)), "(no error)");
+  EXPECT_EQ(dispatchVerifierError(planText(resnetLike(4))), "(no error)");
+  EXPECT_EQ(dispatchVerifierError(planText(inceptionLike(2))), "(no error)");
+}
+
+TEST(DispatchVerifier, CatchesRacesAndBadRefs) {
+  {
+    ir::DispatchGraph dg = planText(kChain);
+    dg.dispatches[1].bindings[1].ref = dg.dispatches[0].bindings[1].ref;  // %b over %a
+    EXPECT_EQ(dispatchVerifierError(dg),
+              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 and dispatch 1 (Sigmoid_1) binding 1 touch "
+              "the same bytes in stage 0");
+  }
+  {
+    ir::DispatchGraph dg = planText(kChain);
+    dg.dispatches[0].bindings[1].ref.offset = 4096;
+    EXPECT_EQ(dispatchVerifierError(dg),
+              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 %a arena[4096+64] ends past its space (128 bytes)");
+  }
+  {
+    ir::DispatchGraph dg = planText(kChain);
+    dg.dispatches[2].bindings[0].ref.length = 8;
+    EXPECT_EQ(dispatchVerifierError(dg),
+              "dispatch graph verifier: dispatch 2 (Add_2) binding 0 %a has length 8, its tensor has 64");
+  }
+  {
+    ir::DispatchGraph dg = planText(kChain);
+    dg.dispatches[2].stage = 0;
+    EXPECT_EQ(dispatchVerifierError(dg), "dispatch graph verifier: dispatch 2 is stepped in the wrong stage");
+  }
 }
 
 }  // namespace

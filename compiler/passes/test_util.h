@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "kiln/ir/dispatch_graph.h"
+#include "kiln/ir/dispatch_verifier.h"
 #include "kiln/ir/parser.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
@@ -46,6 +47,7 @@ inline void expectWithinBound(const ir::DispatchGraph& dg, const char* label) {
 // No two arena tensors that are live in a common stage overlap, unless they are an
 // in-place pair of one dispatch.
 inline void expectNoConflicts(const ir::DispatchGraph& dg) {
+  EXPECT_NO_THROW(ir::verifyDispatchGraph(dg));
   struct Live { const ir::Value* v; uint64_t off, len; uint32_t first, last; };
   std::vector<Live> lives;
   std::unordered_map<const ir::Value*, size_t> index;
