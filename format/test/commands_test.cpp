@@ -1,13 +1,14 @@
 // The shared format headers on their own: varint codec edge cases, encoder/decoder round trip
 // of every command in commands.def, the disassembler tables, and pinned hash values (the
 // compiler and the runtime must agree on kiln_hash64 forever within format v1).
+#include "kiln/format/commands.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
 #include "kiln/format/artifact.h"
-#include "kiln/format/commands.h"
 
 namespace {
 
@@ -18,8 +19,8 @@ std::vector<uint8_t> varint(uint64_t v) {
 }
 
 TEST(Varint, RoundTripsBoundaries) {
-  for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, 0xffffffffull,
-                     0xffffffffffffffffull}) {
+  for (uint64_t v :
+       {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, 0xffffffffull, 0xffffffffffffffffull}) {
     std::vector<uint8_t> b = varint(v);
     const uint8_t* p = b.data();
     uint64_t got = 0;

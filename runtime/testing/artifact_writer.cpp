@@ -3,12 +3,13 @@
 // each section 64-byte aligned, exactly as docs/artifact-format.md describes.
 #include "artifact_writer.h"
 
+#include <stdlib.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <new>
 #include <stdexcept>
-#include <stdlib.h>
 
 namespace kiln::testing {
 
@@ -80,7 +81,9 @@ void append(std::vector<uint8_t>& out, const T& value) {
   put(out, at, value);
 }
 
-void padTo(std::vector<uint8_t>& out, size_t alignment) { out.resize(alignUp(out.size(), alignment)); }
+void padTo(std::vector<uint8_t>& out, size_t alignment) {
+  out.resize(alignUp(out.size(), alignment));
+}
 
 class Strings {
  public:
@@ -135,8 +138,8 @@ std::vector<uint8_t> buildMeta(const ArtifactSpec& spec, const std::vector<uint3
   std::vector<kiln_kernel_signature> signatures;
   std::vector<kiln_binding_signature> bindings;
   for (const std::vector<BindingSpec>& kernel : spec.kernels) {
-    signatures.push_back({static_cast<uint32_t>(bindings.size()),
-                          static_cast<uint32_t>(kernel.size())});
+    signatures.push_back(
+        {static_cast<uint32_t>(bindings.size()), static_cast<uint32_t>(kernel.size())});
     for (const BindingSpec& b : kernel) {
       kiln_binding_signature s{};
       s.length = b.length;

@@ -34,8 +34,8 @@ class CommandBuilder {
   CommandBuilder& dispatch(uint64_t kernel, uint64_t workgroups,
                            const std::vector<kiln_binding_ref>& bindings);
   CommandBuilder& fill(uint64_t space, uint64_t offset, uint64_t length, uint8_t value);
-  CommandBuilder& copy(uint64_t srcSpace, uint64_t srcOffset, uint64_t dstSpace,
-                       uint64_t dstOffset, uint64_t length);
+  CommandBuilder& copy(uint64_t srcSpace, uint64_t srcOffset, uint64_t dstSpace, uint64_t dstOffset,
+                       uint64_t length);
   CommandBuilder& barrier();
   CommandBuilder& ret();
 

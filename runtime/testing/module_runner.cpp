@@ -41,7 +41,8 @@ kiln_status_t runAllFunctions(const kiln_module* module, const kiln_executor* ex
   if (kiln_context_memory_size(module) > kMaxBytes) return KILN_OK;  // not worth the memory
   AlignedBuffer memory(kiln_context_memory_size(module));
   kiln_context* context = nullptr;
-  if (kiln_status_t st = kiln_context_init(module, executor, memory.data(), memory.size(), &context))
+  if (kiln_status_t st =
+          kiln_context_init(module, executor, memory.data(), memory.size(), &context))
     return st;
   for (uint32_t f = 0; f < kiln_module_function_count(module); ++f) {
     kiln_function_info fn;
@@ -64,8 +65,8 @@ kiln_status_t runAllFunctions(const kiln_module* module, const kiln_executor* ex
       buffers.emplace_back(t.byte_size);
       outputs.push_back({buffers.back().data(), buffers.back().size()});
     }
-    kiln_status_t st = kiln_context_call(context, f, inputs.data(), fn.input_count,
-                                         outputs.data(), fn.output_count);
+    kiln_status_t st = kiln_context_call(context, f, inputs.data(), fn.input_count, outputs.data(),
+                                         fn.output_count);
     if (st != KILN_OK) return st;
   }
   return KILN_OK;

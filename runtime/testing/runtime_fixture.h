@@ -82,8 +82,8 @@ inline kiln_status_t runMain(kiln_context* context, const Vec16& x, const Vec16&
   alignas(64) Vec16 out{}, twice{};
   alignas(64) float total = 0;
   kiln_input inputs[] = {{xin.data(), sizeof xin}, {yin.data(), sizeof yin}};
-  kiln_output outputs[] = {{out.data(), sizeof out}, {&total, sizeof total},
-                           {twice.data(), sizeof twice}};
+  kiln_output outputs[] = {
+      {out.data(), sizeof out}, {&total, sizeof total}, {twice.data(), sizeof twice}};
   kiln_status_t st = kiln_context_call_named(context, "main", inputs, 2, outputs, 3);
   result->out = out;
   result->total = total;

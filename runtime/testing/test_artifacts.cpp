@@ -47,8 +47,7 @@ ArtifactSpec standardSpec(Kernels kernels, Constants constants, bool debug) {
   main.outputs = {{"out", KILN_DTYPE_F32, {1, 16}},
                   {"total", KILN_DTYPE_F32, {1}},
                   {"twice", KILN_DTYPE_F32, {16}}};
-  main.commands
-      .dispatch(kAdd, 4, {{KILN_SPACE_INPUT(0), 0}, {KILN_SPACE_INPUT(1), 0}, {kArena, 0}})
+  main.commands.dispatch(kAdd, 4, {{KILN_SPACE_INPUT(0), 0}, {KILN_SPACE_INPUT(1), 0}, {kArena, 0}})
       .dispatch(kAdd, 4, {{KILN_SPACE_INPUT(0), 0}, {KILN_SPACE_INPUT(0), 0}, {kArena, 128}})
       .barrier()
       .dispatch(kScaleBias, 2, {{kArena, 0}, {kConst, 0}, {kConst, 64}, {kArena, 64}})

@@ -62,7 +62,7 @@ typedef struct kiln_dispatch {
   void* const* bindings;    /* base address of each binding */
   uint32_t workgroup_count; /* >= 1 */
   uint32_t kernel_index;
-  uint32_t dispatch_index;  /* global index in the artifact's COMMANDS (see DEBUG) */
+  uint32_t dispatch_index; /* global index in the artifact's COMMANDS (see DEBUG) */
 } kiln_dispatch;
 
 typedef struct kiln_executor {
@@ -76,9 +76,8 @@ typedef struct kiln_executor {
  * returns the library and the mapping (released by `unload`). */
 typedef struct kiln_elf_loader {
   kiln_status_t (*load)(const struct kiln_elf_loader* self, const void* image, size_t size,
-                        uint32_t arch, const kiln_kernel_library** out_library,
-                        void** out_mapping, size_t* out_mapping_size, char* error,
-                        size_t error_capacity);
+                        uint32_t arch, const kiln_kernel_library** out_library, void** out_mapping,
+                        size_t* out_mapping_size, char* error, size_t error_capacity);
   void (*unload)(const struct kiln_elf_loader* self, void* mapping, size_t mapping_size);
   void* user;
 } kiln_elf_loader;
@@ -111,9 +110,8 @@ size_t kiln_module_memory_size(void);
 
 /* Validates `artifact` (64-byte aligned, `size` bytes; it must outlive the module and is never
  * copied or written) and creates a module in `memory`. On failure nothing needs releasing. */
-kiln_status_t kiln_module_load(const void* artifact, size_t size,
-                               const kiln_load_options* options, void* memory,
-                               size_t memory_size, kiln_module** out_module);
+kiln_status_t kiln_module_load(const void* artifact, size_t size, const kiln_load_options* options,
+                               void* memory, size_t memory_size, kiln_module** out_module);
 
 /* Releases what the load acquired (the ELF mapping). The module's memory is the caller's. */
 void kiln_module_unload(kiln_module* module);
@@ -121,9 +119,9 @@ void kiln_module_unload(kiln_module* module);
 /* ---- introspection -------------------------------------------------------------------------*/
 typedef struct kiln_module_info {
   uint32_t format_major, format_minor;
-  uint32_t arch;           /* kiln_arch */
-  uint32_t abi;            /* kiln_abi */
-  uint64_t cpu_features;   /* required */
+  uint32_t arch;         /* kiln_arch */
+  uint32_t abi;          /* kiln_abi */
+  uint64_t cpu_features; /* required */
   uint64_t arena_size;
   uint32_t stack_bound;
   uint32_t kernel_count;
@@ -133,7 +131,7 @@ typedef struct kiln_module_info {
   uint32_t kernels_static;     /* 1: static kernel library `kernel_library` */
   uint32_t constants_external; /* 1: constants passed by the application */
   uint64_t constants_size;
-  const char* kernel_library;  /* name of the static library, or NULL */
+  const char* kernel_library; /* name of the static library, or NULL */
 } kiln_module_info;
 void kiln_module_info_get(const kiln_module* module, kiln_module_info* out_info);
 
@@ -157,10 +155,10 @@ kiln_status_t kiln_module_function_info(const kiln_module* module, uint32_t func
                                         kiln_function_info* out_info);
 kiln_status_t kiln_module_find_function(const kiln_module* module, const char* name,
                                         uint32_t* out_function);
-kiln_status_t kiln_module_input_info(const kiln_module* module, uint32_t function,
-                                     uint32_t input, kiln_tensor_info* out_info);
-kiln_status_t kiln_module_output_info(const kiln_module* module, uint32_t function,
-                                      uint32_t output, kiln_tensor_info* out_info);
+kiln_status_t kiln_module_input_info(const kiln_module* module, uint32_t function, uint32_t input,
+                                     kiln_tensor_info* out_info);
+kiln_status_t kiln_module_output_info(const kiln_module* module, uint32_t function, uint32_t output,
+                                      kiln_tensor_info* out_info);
 /* The binding signature of kernel `kernel`: how many bindings it takes, and for each the exact
  * byte length it accesses, its KILN_ACCESS_* flags and required alignment. */
 kiln_status_t kiln_module_kernel_binding_count(const kiln_module* module, uint32_t kernel,
@@ -208,9 +206,9 @@ typedef struct kiln_output {
 /* Runs entry function `function` (index) on the caller's buffers: exactly the function's
  * input and output counts, each at least the tensor's byte_size and aligned to its alignment.
  * Output buffers must not overlap each other or the inputs. */
-kiln_status_t kiln_context_call(kiln_context* context, uint32_t function,
-                                const kiln_input* inputs, uint32_t input_count,
-                                const kiln_output* outputs, uint32_t output_count);
+kiln_status_t kiln_context_call(kiln_context* context, uint32_t function, const kiln_input* inputs,
+                                uint32_t input_count, const kiln_output* outputs,
+                                uint32_t output_count);
 kiln_status_t kiln_context_call_named(kiln_context* context, const char* function,
                                       const kiln_input* inputs, uint32_t input_count,
                                       const kiln_output* outputs, uint32_t output_count);

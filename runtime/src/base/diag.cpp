@@ -48,16 +48,26 @@ extern "C" const char* kiln_status_string(kiln_status_t status) {
   return "";
 #else
   switch (status) {
-    case KILN_OK: return "ok";
-    case KILN_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case KILN_ERROR_MALFORMED: return "malformed artifact";
-    case KILN_ERROR_VERSION: return "unsupported format version";
-    case KILN_ERROR_UNSUPPORTED: return "unsupported target";
-    case KILN_ERROR_KERNELS: return "kernel library error";
-    case KILN_ERROR_CONSTANTS: return "constants error";
-    case KILN_ERROR_NOT_FOUND: return "not found";
-    case KILN_ERROR_IO: return "i/o error";
-    case KILN_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case KILN_OK:
+      return "ok";
+    case KILN_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case KILN_ERROR_MALFORMED:
+      return "malformed artifact";
+    case KILN_ERROR_VERSION:
+      return "unsupported format version";
+    case KILN_ERROR_UNSUPPORTED:
+      return "unsupported target";
+    case KILN_ERROR_KERNELS:
+      return "kernel library error";
+    case KILN_ERROR_CONSTANTS:
+      return "constants error";
+    case KILN_ERROR_NOT_FOUND:
+      return "not found";
+    case KILN_ERROR_IO:
+      return "i/o error";
+    case KILN_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
   }
   return "unknown status";
 #endif

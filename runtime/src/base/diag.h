@@ -54,8 +54,7 @@ class Diag {
   size_t capacity() const { return capacity_; }
 
  private:
-  kiln_status_t failWith(kiln_status_t code, const char* format, const DiagArg* args,
-                         size_t count);
+  kiln_status_t failWith(kiln_status_t code, const char* format, const DiagArg* args, size_t count);
 
   char* buffer_;
   size_t capacity_;

@@ -55,8 +55,8 @@ struct Sym {
   uint64_t size;
 };
 
-static_assert(sizeof(Ehdr) == 64 && sizeof(Phdr) == 56 && sizeof(Dyn) == 16 &&
-                  sizeof(Rela) == 24 && sizeof(Sym) == 24,
+static_assert(sizeof(Ehdr) == 64 && sizeof(Phdr) == 56 && sizeof(Dyn) == 16 && sizeof(Rela) == 24 &&
+                  sizeof(Sym) == 24,
               "ELF64 layouts");
 
 constexpr uint8_t kClass64 = 2;
@@ -69,8 +69,8 @@ constexpr uint16_t kMachineRiscv = 243;
 
 constexpr uint32_t kPtNull = 0, kPtLoad = 1, kPtDynamic = 2, kPtInterp = 3, kPtNote = 4,
                    kPtPhdr = 6, kPtTls = 7;
-constexpr uint32_t kPtGnuEhFrame = 0x6474e550, kPtGnuStack = 0x6474e551,
-                   kPtGnuRelro = 0x6474e552, kPtGnuProperty = 0x6474e553;
+constexpr uint32_t kPtGnuEhFrame = 0x6474e550, kPtGnuStack = 0x6474e551, kPtGnuRelro = 0x6474e552,
+                   kPtGnuProperty = 0x6474e553;
 constexpr uint32_t kPfX = 1, kPfW = 2, kPfR = 4;
 
 constexpr int64_t kDtNull = 0, kDtNeeded = 1, kDtPltRelSz = 2, kDtHash = 4, kDtStrTab = 5,

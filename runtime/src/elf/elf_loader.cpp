@@ -17,18 +17,25 @@ bool inBounds(uint64_t offset, uint64_t length, uint64_t total) {
 
 uint16_t machineFor(uint32_t arch) {
   switch (arch) {
-    case KILN_ARCH_X86_64: return kMachineX86_64;
-    case KILN_ARCH_AARCH64: return kMachineAArch64;
-    case KILN_ARCH_RISCV64: return kMachineRiscv;
-    default: return 0;
+    case KILN_ARCH_X86_64:
+      return kMachineX86_64;
+    case KILN_ARCH_AARCH64:
+      return kMachineAArch64;
+    case KILN_ARCH_RISCV64:
+      return kMachineRiscv;
+    default:
+      return 0;
   }
 }
 
 uint32_t relativeType(uint16_t machine) {
   switch (machine) {
-    case kMachineX86_64: return kRelX86_64Relative;
-    case kMachineAArch64: return kRelAArch64Relative;
-    default: return kRelRiscvRelative;
+    case kMachineX86_64:
+      return kRelX86_64Relative;
+    case kMachineAArch64:
+      return kRelAArch64Relative;
+    default:
+      return kRelRiscvRelative;
   }
 }
 
@@ -54,10 +61,13 @@ class Mapper {
     if (kiln_status_t st = readSegments()) return st;
     image_.size = static_cast<size_t>(end_);
     image_.base = static_cast<uint8_t*>(mem_.reserve(mem_.user, image_.size));
-    if (!image_.base) return fail(KILN_ERROR_KERNELS, "embedded ELF: cannot reserve {} bytes for the kernels", end_);
+    if (!image_.base)
+      return fail(KILN_ERROR_KERNELS, "embedded ELF: cannot reserve {} bytes for the kernels",
+                  end_);
     for (uint32_t i = 0; i < phnum_; ++i) {
       Phdr ph = read<Phdr>(file_ + ehdr_.phoff + i * sizeof(Phdr));
-      if (ph.type == kPtLoad) __builtin_memcpy(image_.base + ph.vaddr, file_ + ph.offset, ph.filesz);
+      if (ph.type == kPtLoad)
+        __builtin_memcpy(image_.base + ph.vaddr, file_ + ph.offset, ph.filesz);
     }
     kiln_status_t st = readDynamic();
     if (!st) st = relocate();
@@ -86,12 +96,16 @@ class Mapper {
     if (size_ < sizeof(Ehdr)) return bad("embedded ELF: image of {} bytes is too small", size_);
     ehdr_ = read<Ehdr>(file_);
     const uint8_t* id = ehdr_.ident;
-    if (id[0] != 0x7f || id[1] != 'E' || id[2] != 'L' || id[3] != 'F') return bad("embedded ELF: bad magic");
-    if (id[4] != kClass64 || id[5] != kDataLsb) return bad("embedded ELF: not a little-endian ELF64 image");
-    if (ehdr_.type != kTypeDyn) return bad("embedded ELF: not a shared object (e_type {})", ehdr_.type);
+    if (id[0] != 0x7f || id[1] != 'E' || id[2] != 'L' || id[3] != 'F')
+      return bad("embedded ELF: bad magic");
+    if (id[4] != kClass64 || id[5] != kDataLsb)
+      return bad("embedded ELF: not a little-endian ELF64 image");
+    if (ehdr_.type != kTypeDyn)
+      return bad("embedded ELF: not a shared object (e_type {})", ehdr_.type);
     if (ehdr_.machine != machineFor(arch) || machineFor(arch) == 0) {
-      return bad("embedded ELF: machine {} does not match the artifact's architecture (expected {})",
-                 ehdr_.machine, machineFor(arch));
+      return bad(
+          "embedded ELF: machine {} does not match the artifact's architecture (expected {})",
+          ehdr_.machine, machineFor(arch));
     }
     if (ehdr_.phentsize != sizeof(Phdr) || ehdr_.phnum == 0 || ehdr_.phnum > 64 ||
         !inBounds(ehdr_.phoff, uint64_t{ehdr_.phnum} * sizeof(Phdr), size_)) {
@@ -106,22 +120,33 @@ class Mapper {
     for (uint32_t i = 0; i < phnum_; ++i) {
       Phdr ph = read<Phdr>(file_ + ehdr_.phoff + i * sizeof(Phdr));
       switch (ph.type) {
-        case kPtLoad: break;
+        case kPtLoad:
+          break;
         case kPtDynamic:
           dynamicVaddr_ = ph.vaddr;
           dynamicSize_ = ph.memsz;
           hasDynamic_ = true;
           continue;
-        case kPtInterp: return bad("embedded ELF: has an interpreter (PT_INTERP): not a kernel library");
-        case kPtTls: return bad("embedded ELF: uses thread-local storage (PT_TLS)");
-        case kPtNull: case kPtNote: case kPtPhdr: case kPtGnuEhFrame: case kPtGnuStack:
-        case kPtGnuRelro: case kPtGnuProperty: continue;
-        default: continue;  // other informational headers carry no loading semantics
+        case kPtInterp:
+          return bad("embedded ELF: has an interpreter (PT_INTERP): not a kernel library");
+        case kPtTls:
+          return bad("embedded ELF: uses thread-local storage (PT_TLS)");
+        case kPtNull:
+        case kPtNote:
+        case kPtPhdr:
+        case kPtGnuEhFrame:
+        case kPtGnuStack:
+        case kPtGnuRelro:
+        case kPtGnuProperty:
+          continue;
+        default:
+          continue;  // other informational headers carry no loading semantics
       }
       if ((ph.flags & kPfW) && (ph.flags & kPfX)) {
         return bad("embedded ELF: segment {} is writable and executable", i);
       }
-      if (segmentCount_ == kMaxSegments) return bad("embedded ELF: more than {} PT_LOAD segments", kMaxSegments);
+      if (segmentCount_ == kMaxSegments)
+        return bad("embedded ELF: more than {} PT_LOAD segments", kMaxSegments);
       if (ph.filesz > ph.memsz || !inBounds(ph.offset, ph.filesz, size_) ||
           ph.vaddr > (uint64_t{1} << 32) || ph.memsz > (uint64_t{1} << 32) ||
           (ph.vaddr % page) != (ph.offset % page)) {
@@ -131,8 +156,10 @@ class Mapper {
       uint64_t end = (ph.vaddr + ph.memsz + page - 1) / page * page;
       for (uint32_t j = 0; j < segmentCount_; ++j) {
         const Segment& o = segments_[j];
-        uint64_t oStart = o.vaddr / page * page, oEnd = (o.vaddr + o.memsz + page - 1) / page * page;
-        if (start < oEnd && oStart < end) return bad("embedded ELF: PT_LOAD segments {} and {} share a page", j, i);
+        uint64_t oStart = o.vaddr / page * page,
+                 oEnd = (o.vaddr + o.memsz + page - 1) / page * page;
+        if (start < oEnd && oStart < end)
+          return bad("embedded ELF: PT_LOAD segments {} and {} share a page", j, i);
       }
       segments_[segmentCount_++] = Segment{ph.vaddr, ph.memsz, ph.flags};
       if (end > end_) end_ = end;
@@ -163,36 +190,72 @@ class Mapper {
     for (uint64_t off = 0; off < dynamicSize_ && !terminated; off += sizeof(Dyn)) {
       Dyn d = read<Dyn>(image_.base + dynamicVaddr_ + off);
       switch (d.tag) {
-        case kDtNull: terminated = true; break;
-        case kDtNeeded: return bad("embedded ELF: needs another shared library (DT_NEEDED)");
-        case kDtTextRel: return bad("embedded ELF: has text relocations (DT_TEXTREL)");
+        case kDtNull:
+          terminated = true;
+          break;
+        case kDtNeeded:
+          return bad("embedded ELF: needs another shared library (DT_NEEDED)");
+        case kDtTextRel:
+          return bad("embedded ELF: has text relocations (DT_TEXTREL)");
         case kDtFlags:
           if (d.val & kDfTextRel) return bad("embedded ELF: has text relocations (DF_TEXTREL)");
           break;
-        case kDtInit: case kDtFini: case kDtInitArray: case kDtFiniArray: case kDtPreinitArray:
-          return bad("embedded ELF: has initialisers or finalisers (DT_INIT/DT_INIT_ARRAY/DT_FINI)");
-        case kDtJmpRel: case kDtPltRelSz:
-          if (d.val != 0 || d.tag == kDtJmpRel) return bad("embedded ELF: has PLT relocations (DT_JMPREL): link without imports");
+        case kDtInit:
+        case kDtFini:
+        case kDtInitArray:
+        case kDtFiniArray:
+        case kDtPreinitArray:
+          return bad(
+              "embedded ELF: has initialisers or finalisers (DT_INIT/DT_INIT_ARRAY/DT_FINI)");
+        case kDtJmpRel:
+        case kDtPltRelSz:
+          if (d.val != 0 || d.tag == kDtJmpRel)
+            return bad("embedded ELF: has PLT relocations (DT_JMPREL): link without imports");
           break;
-        case kDtRelr: case kDtRelrSz: case kDtRelrEnt: case kDtAndroidRelr:
-          return bad("embedded ELF: has packed relative relocations (DT_RELR): link without -z pack-relative-relocs");
-        case kDtRel: return bad("embedded ELF: has REL relocations (DT_REL); only RELA is supported");
-        case kDtRela: rela_ = d.val; break;
-        case kDtRelaSz: relaSize_ = d.val; break;
-        case kDtRelaEnt: relaEnt = d.val; break;
-        case kDtSymTab: symtab_ = d.val; break;
-        case kDtSymEnt: symEnt = d.val; break;
-        case kDtStrTab: strtab_ = d.val; break;
-        case kDtStrSz: strSize_ = d.val; break;
-        case kDtHash: hash_ = d.val; break;
-        default: break;
+        case kDtRelr:
+        case kDtRelrSz:
+        case kDtRelrEnt:
+        case kDtAndroidRelr:
+          return bad(
+              "embedded ELF: has packed relative relocations (DT_RELR): link without -z "
+              "pack-relative-relocs");
+        case kDtRel:
+          return bad("embedded ELF: has REL relocations (DT_REL); only RELA is supported");
+        case kDtRela:
+          rela_ = d.val;
+          break;
+        case kDtRelaSz:
+          relaSize_ = d.val;
+          break;
+        case kDtRelaEnt:
+          relaEnt = d.val;
+          break;
+        case kDtSymTab:
+          symtab_ = d.val;
+          break;
+        case kDtSymEnt:
+          symEnt = d.val;
+          break;
+        case kDtStrTab:
+          strtab_ = d.val;
+          break;
+        case kDtStrSz:
+          strSize_ = d.val;
+          break;
+        case kDtHash:
+          hash_ = d.val;
+          break;
+        default:
+          break;
       }
     }
-    if (relaEnt != sizeof(Rela) || symEnt != sizeof(Sym)) return bad("embedded ELF: unexpected RELA or symbol entry size");
+    if (relaEnt != sizeof(Rela) || symEnt != sizeof(Sym))
+      return bad("embedded ELF: unexpected RELA or symbol entry size");
     if (relaSize_ % sizeof(Rela) != 0 || (relaSize_ && !mapped(rela_, relaSize_))) {
       return bad("embedded ELF: relocation table lies outside the loaded segments");
     }
-    if (!hash_ || !mapped(hash_, 8)) return bad("embedded ELF: has no DT_HASH table (link with --hash-style=sysv)");
+    if (!hash_ || !mapped(hash_, 8))
+      return bad("embedded ELF: has no DT_HASH table (link with --hash-style=sysv)");
     symCount_ = read<uint32_t>(image_.base + hash_ + 4);  // nchain = number of symbols
     if (!symtab_ || !mapped(symtab_, uint64_t{symCount_} * sizeof(Sym)) || !strtab_ ||
         !mapped(strtab_, strSize_) || strSize_ == 0) {
@@ -233,7 +296,8 @@ class Mapper {
       while (k < sizeof kName && k < room && name[k] == kName[k]) ++k;
       if (k != sizeof kName) continue;  // matched including the NUL only if equal
       if ((s.info & 0xf) != kSttFunc || !mapped(s.value, 1, kPfX)) {
-        return bad("embedded ELF: symbol '" KILN_KERNEL_QUERY_SYMBOL "' is not a function in an executable segment");
+        return bad("embedded ELF: symbol '" KILN_KERNEL_QUERY_SYMBOL
+                   "' is not a function in an executable segment");
       }
       image_.query = reinterpret_cast<kiln_kernel_query_fn>(image_.base + s.value);
       return KILN_OK;
@@ -247,7 +311,8 @@ class Mapper {
       const Segment& s = segments_[i];
       uint64_t start = s.vaddr / page * page;
       uint64_t end = (s.vaddr + s.memsz + page - 1) / page * page;
-      uint32_t prot = kProtRead | ((s.flags & kPfW) ? kProtWrite : 0) | ((s.flags & kPfX) ? kProtExec : 0);
+      uint32_t prot =
+          kProtRead | ((s.flags & kPfW) ? kProtWrite : 0) | ((s.flags & kPfX) ? kProtExec : 0);
       if (!mem_.protect(mem_.user, image_.base + start, static_cast<size_t>(end - start), prot)) {
         return bad("embedded ELF: cannot protect segment {}", i);
       }
@@ -288,7 +353,8 @@ kiln_status_t elfQuery(const ElfImage& image, const uint8_t* /*elfFile*/,
   };
   if (!lib || !inside(lib, sizeof *lib) ||
       (lib->kernel_count && !inside(lib->kernels, uint64_t{lib->kernel_count} * sizeof(void*)))) {
-    return diag.fail(KILN_ERROR_KERNELS, "embedded ELF: the query symbol returned a library outside the image");
+    return diag.fail(KILN_ERROR_KERNELS,
+                     "embedded ELF: the query symbol returned a library outside the image");
   }
   for (uint32_t k = 0; k < lib->kernel_count; ++k) {
     if (!inside(reinterpret_cast<const void*>(lib->kernels[k]), 1)) {

@@ -39,8 +39,8 @@ kiln_status_t elfMap(const uint8_t* image, size_t size, uint32_t arch, const Elf
 
 // Calls the query symbol and checks that the library struct and its kernel pointers lie inside
 // the mapping (kernels inside executable segments).
-kiln_status_t elfQuery(const ElfImage& image, const uint8_t* elfFile, const kiln_kernel_library** out,
-                       Diag& diag);
+kiln_status_t elfQuery(const ElfImage& image, const uint8_t* elfFile,
+                       const kiln_kernel_library** out, Diag& diag);
 
 void elfUnmap(const ElfMemory& memory, ElfImage* image);
 

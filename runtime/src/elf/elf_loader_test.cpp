@@ -158,7 +158,8 @@ TEST(ElfLoader, RefusesInitialisers) {
 TEST(ElfLoader, RefusesJmpRel) {
   std::vector<uint8_t> so = kernelsSo();
   patchDynamic(so, kDtSymEnt, kDtJmpRel, 0x1f8);
-  EXPECT_EQ(loadElfError(so), "embedded ELF: has PLT relocations (DT_JMPREL): link without imports");
+  EXPECT_EQ(loadElfError(so),
+            "embedded ELF: has PLT relocations (DT_JMPREL): link without imports");
 }
 
 TEST(ElfLoader, RefusesRelr) {

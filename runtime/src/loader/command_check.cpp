@@ -4,9 +4,8 @@
 // another command of the same stage (between barriers), and the stream ends with RETURN. It
 // also counts the dispatches and the largest stage, which size a context. After this the
 // interpreter trusts the stream.
-#include "loader/module.h"
-
 #include "kiln/format/commands.h"
+#include "loader/module.h"
 
 namespace kiln {
 namespace {
@@ -56,7 +55,8 @@ class RangeReader {
                      true};
         }
         return i < 2;
-      default: return false;
+      default:
+        return false;
     }
   }
 
@@ -74,8 +74,8 @@ bool conflict(const Range& a, const Range& b) {
 
 // True if some range of `a` conflicts with some range of `b`; with `same`, only distinct
 // ranges of one command are compared. *space receives the space of the conflict.
-bool commandsConflict(const kiln_module& m, const kiln_command& a, const kiln_command& b,
-                      bool same, uint64_t* space) {
+bool commandsConflict(const kiln_module& m, const kiln_command& a, const kiln_command& b, bool same,
+                      uint64_t* space) {
   RangeReader ra(m, a);
   Range x, y;
   for (uint32_t i = 0; ra.next(&x); ++i) {
@@ -133,9 +133,12 @@ class FunctionChecker {
 
   kiln_status_t decodeError(kiln_decode_result r, const kiln_command& cmd) {
     switch (r) {
-      case KILN_DECODE_TRUNCATED: return error(KILN_AT "truncated");
-      case KILN_DECODE_BAD_OPCODE: return error(KILN_AT "unknown opcode {}", cmd.opcode);
-      case KILN_DECODE_BAD_VARINT: return error(KILN_AT "malformed varint operand");
+      case KILN_DECODE_TRUNCATED:
+        return error(KILN_AT "truncated");
+      case KILN_DECODE_BAD_OPCODE:
+        return error(KILN_AT "unknown opcode {}", cmd.opcode);
+      case KILN_DECODE_BAD_VARINT:
+        return error(KILN_AT "malformed varint operand");
       default:
         return error(KILN_AT "kernel {} does not exist ({} kernels)", cmd.operands[0],
                      m_.meta->kernel_count);
@@ -186,7 +189,8 @@ class FunctionChecker {
       if (workgroups == 0 || workgroups > kMaxWorkgroups) {
         return error(KILN_AT "workgroup count {} is outside 1..{}", workgroups, kMaxWorkgroups);
       }
-      if (m_.dispatchCount + uint64_t{dispatches_} >= UINT32_MAX) return error(KILN_AT "too many dispatches");
+      if (m_.dispatchCount + uint64_t{dispatches_} >= UINT32_MAX)
+        return error(KILN_AT "too many dispatches");
       ++dispatches_;
       ++stageDispatches_;
       stageBindings_ += cmd.binding_count;
@@ -219,7 +223,8 @@ class FunctionChecker {
         decodeCommand(m_, &q, end, &b);
         uint64_t space;
         if (commandsConflict(m_, a, b, false, &space)) {
-          return error(KILN_AT "conflicts with the command at byte {} in the same stage (both "
+          return error(KILN_AT
+                       "conflicts with the command at byte {} in the same stage (both "
                        "touch space {}, one writes)",
                        atA, space);
         }

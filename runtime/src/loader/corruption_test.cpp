@@ -38,9 +38,12 @@ class Corruption : public ::testing::TestWithParam<int> {
  protected:
   std::vector<uint8_t> artifact() const {
     switch (GetParam()) {
-      case 0: return writeArtifact(standardSpec(Kernels::kStatic));
-      case 1: return writeArtifact(standardSpec(Kernels::kStatic, Constants::kExternal));
-      default: return writeArtifact(standardSpec(Kernels::kElf));
+      case 0:
+        return writeArtifact(standardSpec(Kernels::kStatic));
+      case 1:
+        return writeArtifact(standardSpec(Kernels::kStatic, Constants::kExternal));
+      default:
+        return writeArtifact(standardSpec(Kernels::kElf));
     }
   }
 };
@@ -62,7 +65,8 @@ TEST_P(Corruption, ByteFlipsAreRejectedOrHarmless) {
   std::vector<std::pair<uint64_t, uint64_t>> regions = {
       {0, sizeof(kiln_header) + spans.size() * sizeof(kiln_section)}};
   for (const SectionSpan& s : spans) {
-    if (s.kind == KILN_SECTION_META || s.kind == KILN_SECTION_COMMANDS) regions.push_back({s.offset, s.size});
+    if (s.kind == KILN_SECTION_META || s.kind == KILN_SECTION_COMMANDS)
+      regions.push_back({s.offset, s.size});
   }
   Outcome outcome;
   const uint8_t masks[] = {0x01, 0x02, 0x10, 0x80, 0xff};

@@ -32,7 +32,8 @@ extern "C" void kiln_module_info_get(const kiln_module* m, kiln_module_info* out
   out->kernels_static = m->kernelsStatic;
   out->constants_external = m->constantsExternal;
   out->constants_size = m->constantsSize;
-  out->kernel_library = m->kernelsStatic ? reinterpret_cast<const char*>(m->kernelSection) : nullptr;
+  out->kernel_library =
+      m->kernelsStatic ? reinterpret_cast<const char*>(m->kernelSection) : nullptr;
 }
 
 extern "C" uint32_t kiln_module_function_count(const kiln_module* m) {
@@ -82,8 +83,7 @@ extern "C" kiln_status_t kiln_module_output_info(const kiln_module* m, uint32_t 
 }
 
 extern "C" kiln_status_t kiln_module_dispatch_debug(const kiln_module* m, uint32_t index,
-                                                    const char** out_name,
-                                                    const char** out_node) {
+                                                    const char** out_name, const char** out_node) {
   if (!m) return KILN_ERROR_INVALID_ARGUMENT;
   if (!m->debugEntries || index >= m->debugEntryCount) return KILN_ERROR_NOT_FOUND;
   const kiln_debug_entry& e = m->debugEntries[index];

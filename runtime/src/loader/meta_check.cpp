@@ -10,9 +10,7 @@ bool tableFits(const kiln_module& m, uint32_t offset, uint32_t count, uint32_t e
   return offset % 8 == 0 && inBounds(offset, uint64_t{count} * entrySize, m.metaSize);
 }
 
-const uint8_t* metaBytes(const kiln_module& m) {
-  return reinterpret_cast<const uint8_t*>(m.meta);
-}
+const uint8_t* metaBytes(const kiln_module& m) { return reinterpret_cast<const uint8_t*>(m.meta); }
 
 kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
   const kiln_tensor& t = m.tensors[index];
@@ -57,7 +55,8 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
       !tableFits(m, meta.binding_sigs_offset, meta.binding_sig_count,
                  sizeof(kiln_binding_signature)) ||
       !inBounds(meta.strings_offset, meta.strings_size, m.metaSize)) {
-    return diag.fail(KILN_ERROR_MALFORMED, "META: a table lies outside the section or is misaligned");
+    return diag.fail(KILN_ERROR_MALFORMED,
+                     "META: a table lies outside the section or is misaligned");
   }
   const uint8_t* base = metaBytes(m);
   m.functions = reinterpret_cast<const kiln_function*>(base + meta.functions_offset);
@@ -74,8 +73,8 @@ kiln_status_t checkMeta(kiln_module& m, Diag& diag) {
     const kiln_kernel_signature& sig = m.signatures[k];
     if (sig.binding_count > KILN_MAX_BINDINGS || sig.first_binding > meta.binding_sig_count ||
         sig.binding_count > meta.binding_sig_count - sig.first_binding) {
-      return diag.fail(KILN_ERROR_MALFORMED, "META: kernel {} has an invalid binding signature range",
-                       k);
+      return diag.fail(KILN_ERROR_MALFORMED,
+                       "META: kernel {} has an invalid binding signature range", k);
     }
   }
   for (uint32_t b = 0; b < meta.binding_sig_count; ++b) {

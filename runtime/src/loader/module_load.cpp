@@ -49,7 +49,8 @@ kiln_status_t bindStaticLibrary(kiln_module& m, const kiln_load_options& options
 
 kiln_status_t bindConstants(kiln_module& m, const kiln_load_options& options, Diag& diag) {
   if (!m.constants || !m.constantsExternal) return KILN_OK;
-  const kiln_external_constants* ext = reinterpret_cast<const kiln_external_constants*>(m.constants);
+  const kiln_external_constants* ext =
+      reinterpret_cast<const kiln_external_constants*>(m.constants);
   if (m.constantsSize != sizeof(kiln_external_constants)) {
     return diag.fail(KILN_ERROR_MALFORMED, "CONSTANTS: external record is not 64 bytes");
   }
@@ -62,7 +63,8 @@ kiln_status_t bindConstants(kiln_module& m, const kiln_load_options& options, Di
                      ext->size);
   }
   if (options.external_constants_size != ext->size) {
-    return diag.fail(KILN_ERROR_CONSTANTS, "external constants are {} bytes, the artifact expects {}",
+    return diag.fail(KILN_ERROR_CONSTANTS,
+                     "external constants are {} bytes, the artifact expects {}",
                      options.external_constants_size, ext->size);
   }
   if (reinterpret_cast<uintptr_t>(options.external_constants) % KILN_ALIGNMENT != 0) {
@@ -98,7 +100,8 @@ kiln_status_t checkDebug(kiln_module& m, Diag& diag) {
     return diag.fail(KILN_ERROR_MALFORMED, "DEBUG: string table does not end with a NUL byte");
   }
   for (uint32_t i = 0; i < d.entry_count; ++i) {
-    if (m.debugEntries[i].dispatch_name >= d.strings_size || m.debugEntries[i].node_name >= d.strings_size) {
+    if (m.debugEntries[i].dispatch_name >= d.strings_size ||
+        m.debugEntries[i].node_name >= d.strings_size) {
       return diag.fail(KILN_ERROR_MALFORMED, "DEBUG: entry {} names a string outside the table", i);
     }
   }
@@ -116,10 +119,9 @@ kiln_status_t bindKernels(kiln_module& m, const kiln_load_options& options, Diag
   const kiln_kernel_library* lib = nullptr;
   void* mapping = nullptr;
   size_t mappingSize = 0;
-  kiln_status_t st = options.elf_loader->load(options.elf_loader, m.kernelSection,
-                                              static_cast<size_t>(m.kernelSectionSize),
-                                              m.header->arch, &lib, &mapping, &mappingSize,
-                                              diag.buffer(), diag.capacity());
+  kiln_status_t st = options.elf_loader->load(
+      options.elf_loader, m.kernelSection, static_cast<size_t>(m.kernelSectionSize), m.header->arch,
+      &lib, &mapping, &mappingSize, diag.buffer(), diag.capacity());
   if (st != KILN_OK) return diag.adopt(st);  // the loader wrote the message
   st = checkLibrary(m, lib, "embedded kernel library", diag);
   if (st != KILN_OK) {

@@ -8,12 +8,18 @@ namespace {
 
 const char* sectionName(uint32_t kind) {
   switch (kind) {
-    case KILN_SECTION_META: return "META";
-    case KILN_SECTION_COMMANDS: return "COMMANDS";
-    case KILN_SECTION_CONSTANTS: return "CONSTANTS";
-    case KILN_SECTION_KERNELS: return "KERNELS";
-    case KILN_SECTION_DEBUG: return "DEBUG";
-    default: return "unknown";
+    case KILN_SECTION_META:
+      return "META";
+    case KILN_SECTION_COMMANDS:
+      return "COMMANDS";
+    case KILN_SECTION_CONSTANTS:
+      return "CONSTANTS";
+    case KILN_SECTION_KERNELS:
+      return "KERNELS";
+    case KILN_SECTION_DEBUG:
+      return "DEBUG";
+    default:
+      return "unknown";
   }
 }
 
@@ -58,8 +64,7 @@ kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
   }
   if (h.section_table_offset % 8 != 0 || h.section_table_offset < sizeof(kiln_header) ||
       h.section_count > m.size / sizeof(kiln_section) ||
-      !inBounds(h.section_table_offset, uint64_t{h.section_count} * sizeof(kiln_section),
-                m.size)) {
+      !inBounds(h.section_table_offset, uint64_t{h.section_count} * sizeof(kiln_section), m.size)) {
     return diag.fail(KILN_ERROR_MALFORMED,
                      "section table (offset {}, {} entries) lies outside the artifact or is "
                      "misaligned",
@@ -67,7 +72,8 @@ kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
   }
   const kiln_section* table =
       reinterpret_cast<const kiln_section*>(m.base + h.section_table_offset);
-  const uint64_t tableEnd = h.section_table_offset + uint64_t{h.section_count} * sizeof(kiln_section);
+  const uint64_t tableEnd =
+      h.section_table_offset + uint64_t{h.section_count} * sizeof(kiln_section);
   const kiln_section* found[KILN_SECTION_KIND_COUNT] = {};
   for (uint32_t i = 0; i < h.section_count; ++i) {
     const kiln_section& s = table[i];
@@ -82,7 +88,8 @@ kiln_status_t checkHeaderAndSections(kiln_module& m, Diag& diag) {
     if ((s.flags & ~allowedFlags(s.kind)) != 0 || s.reserved != 0) {
       return diag.fail(KILN_ERROR_MALFORMED, "{} section: invalid flags or reserved field", name);
     }
-    if (s.offset % KILN_ALIGNMENT != 0 || s.offset < tableEnd || !inBounds(s.offset, s.size, m.size)) {
+    if (s.offset % KILN_ALIGNMENT != 0 || s.offset < tableEnd ||
+        !inBounds(s.offset, s.size, m.size)) {
       return diag.fail(KILN_ERROR_MALFORMED,
                        "{} section (offset {}, {} bytes) is misaligned or lies outside the "
                        "artifact",

@@ -89,24 +89,37 @@ constexpr uint64_t compiledFeatures() {
 
 const char* archName(uint32_t arch) {
   switch (arch) {
-    case KILN_ARCH_X86_64: return "x86_64";
-    case KILN_ARCH_AARCH64: return "aarch64";
-    case KILN_ARCH_RISCV64: return "riscv64";
-    case KILN_ARCH_ARM: return "arm";
-    case KILN_ARCH_RISCV32: return "riscv32";
-    default: return "unknown";
+    case KILN_ARCH_X86_64:
+      return "x86_64";
+    case KILN_ARCH_AARCH64:
+      return "aarch64";
+    case KILN_ARCH_RISCV64:
+      return "riscv64";
+    case KILN_ARCH_ARM:
+      return "arm";
+    case KILN_ARCH_RISCV32:
+      return "riscv32";
+    default:
+      return "unknown";
   }
 }
 
 const char* abiName(uint32_t abi) {
   switch (abi) {
-    case KILN_ABI_LP64: return "lp64";
-    case KILN_ABI_LP64D: return "lp64d";
-    case KILN_ABI_EABI_SOFT: return "eabi-soft";
-    case KILN_ABI_EABI_HARD: return "eabi-hard";
-    case KILN_ABI_ILP32: return "ilp32";
-    case KILN_ABI_ILP32F: return "ilp32f";
-    default: return "unknown";
+    case KILN_ABI_LP64:
+      return "lp64";
+    case KILN_ABI_LP64D:
+      return "lp64d";
+    case KILN_ABI_EABI_SOFT:
+      return "eabi-soft";
+    case KILN_ABI_EABI_HARD:
+      return "eabi-hard";
+    case KILN_ABI_ILP32:
+      return "ilp32";
+    case KILN_ABI_ILP32F:
+      return "ilp32f";
+    default:
+      return "unknown";
   }
 }
 

@@ -240,8 +240,7 @@ TEST(ConstantsMessages, ExternalRecordReserved) {
 TEST(DebugMessages, EntryCountMustMatch) {
   Patch p;
   p.set<uint32_t>(p.section(KILN_SECTION_DEBUG), 5);
-  EXPECT_EQ(p.error(),
-            "DEBUG: tables lie outside the section or do not match the dispatch count");
+  EXPECT_EQ(p.error(), "DEBUG: tables lie outside the section or do not match the dispatch count");
 }
 
 TEST(DebugMessages, NameOutsideTable) {

@@ -201,7 +201,8 @@ TEST(Validation, NoSuchKernel) {
 TEST(Validation, ConflictingCommandsInOneStage) {
   ArtifactSpec spec = base();
   spec.functions[1].commands = CommandBuilder();
-  spec.functions[1].commands.copy(KILN_SPACE_INPUT(0), 0, KILN_SPACE_OUTPUT(0), 0, 64)
+  spec.functions[1]
+      .commands.copy(KILN_SPACE_INPUT(0), 0, KILN_SPACE_OUTPUT(0), 0, 64)
       .dispatch(kRelu, 1, {{KILN_SPACE_OUTPUT(0), 0}})
       .ret();
   EXPECT_EQ(loadError(spec, KILN_ERROR_MALFORMED),

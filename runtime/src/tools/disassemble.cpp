@@ -23,11 +23,16 @@ uint32_t callBindingCount(const void* user, uint64_t kernel) {
 
 const char* decodeError(kiln_decode_result r) {
   switch (r) {
-    case KILN_DECODE_TRUNCATED: return "truncated command";
-    case KILN_DECODE_BAD_OPCODE: return "unknown opcode";
-    case KILN_DECODE_BAD_VARINT: return "malformed varint";
-    case KILN_DECODE_BAD_KERNEL: return "no such kernel";
-    default: return "ok";
+    case KILN_DECODE_TRUNCATED:
+      return "truncated command";
+    case KILN_DECODE_BAD_OPCODE:
+      return "unknown opcode";
+    case KILN_DECODE_BAD_VARINT:
+      return "malformed varint";
+    case KILN_DECODE_BAD_KERNEL:
+      return "no such kernel";
+    default:
+      return "ok";
   }
 }
 

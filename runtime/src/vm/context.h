@@ -21,9 +21,9 @@ struct kiln_context {
   kiln_trace_fn trace;
   kiln_clock_fn clock;
   void* traceUser;
-  kiln_dispatch* stage;    // maxStageDispatches records
-  void** stageBindings;    // maxStageBindings pointers
-  uint8_t* arena;          // 64-byte aligned, arena_size bytes
+  kiln_dispatch* stage;  // maxStageDispatches records
+  void** stageBindings;  // maxStageBindings pointers
+  uint8_t* arena;        // 64-byte aligned, arena_size bytes
   char error[KILN_CONTEXT_ERROR_CAPACITY];
 };
 

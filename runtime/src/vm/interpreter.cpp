@@ -35,7 +35,8 @@ class Interpreter {
     op_##name(cmd);                                      \
     break;
 #include "kiln/format/commands.def"
-        default: return;  // unreachable: validation decoded every command
+        default:
+          return;  // unreachable: validation decoded every command
       }
     }
   }
@@ -129,11 +130,11 @@ kiln_status_t checkBuffer(const kiln_tensor& t, const char* tensorName, const vo
 }
 
 kiln_status_t checkBuffers(const kiln_module& m, const kiln_function& fn, const kiln_input* inputs,
-                           uint32_t inputCount, const kiln_output* outputs,
-                           uint32_t outputCount, Diag& diag) {
+                           uint32_t inputCount, const kiln_output* outputs, uint32_t outputCount,
+                           Diag& diag) {
   const char* fnName = stringAt(m.strings, fn.name);
-  if (inputCount != fn.input_count || outputCount != fn.output_count ||
-      (inputCount && !inputs) || (outputCount && !outputs)) {
+  if (inputCount != fn.input_count || outputCount != fn.output_count || (inputCount && !inputs) ||
+      (outputCount && !outputs)) {
     return diag.fail(KILN_ERROR_INVALID_ARGUMENT,
                      "function '{}' takes {} inputs and {} outputs, the call passed {} and {}",
                      fnName, fn.input_count, fn.output_count, inputCount, outputCount);

@@ -189,7 +189,8 @@ TEST(Interpreter, DebugNamesAndIntrospection) {
 
 class CallErrors : public ::testing::Test {
  protected:
-  CallErrors() : loaded_(writeArtifact(standardSpec(Kernels::kStatic))), context_(loaded_.module()) {}
+  CallErrors()
+      : loaded_(writeArtifact(standardSpec(Kernels::kStatic))), context_(loaded_.module()) {}
   kiln_status_t call(const kiln_input* in, uint32_t nin, const kiln_output* out, uint32_t nout) {
     return kiln_context_call(context_.get(), 1, in, nin, out, nout);
   }

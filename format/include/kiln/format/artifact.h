@@ -92,18 +92,23 @@ enum {
 
 /* Name of feature bit `bit` (0..63) of `arch`, or NULL if the bit has no meaning there. */
 static inline const char* kiln_cpu_feature_name(uint32_t arch, uint32_t bit) {
-  static const char* const x86[] = {"sse4.2",   "avx",      "avx2",     "fma",  "avx512f",
+  static const char* const x86[] = {"sse4.2",   "avx",      "avx2",     "fma", "avx512f",
                                     "avx512bw", "avx512dq", "avx512vl", "f16c"};
   static const char* const a64[] = {"neon", "dotprod", "fp16"};
   static const char* const arm[] = {"dsp", "fpv5-sp", "mve"};
   static const char* const rv[] = {"m", "a", "f", "d", "c", "v"};
   switch (arch) {
-    case KILN_ARCH_X86_64: return bit < 9 ? x86[bit] : NULL;
-    case KILN_ARCH_AARCH64: return bit < 3 ? a64[bit] : NULL;
-    case KILN_ARCH_ARM: return bit < 3 ? arm[bit] : NULL;
+    case KILN_ARCH_X86_64:
+      return bit < 9 ? x86[bit] : NULL;
+    case KILN_ARCH_AARCH64:
+      return bit < 3 ? a64[bit] : NULL;
+    case KILN_ARCH_ARM:
+      return bit < 3 ? arm[bit] : NULL;
     case KILN_ARCH_RISCV64:
-    case KILN_ARCH_RISCV32: return bit < 6 ? rv[bit] : NULL;
-    default: return NULL;
+    case KILN_ARCH_RISCV32:
+      return bit < 6 ? rv[bit] : NULL;
+    default:
+      return NULL;
   }
 }
 

@@ -12,6 +12,10 @@
 extern "C" {
 #endif
 
+/* The X-macro expansions below open and close braces inside macros; clang-format would
+ * misread them, so it is off until the encoder. */
+/* clang-format off */
+
 /* Opcodes: KILN_OP_DISPATCH = 0x01, ... */
 typedef enum kiln_opcode {
   KILN_OP_INVALID = 0,
@@ -83,6 +87,8 @@ static inline const char* kiln_command_operand_name(uint32_t opcode, uint32_t in
   }
 }
 
+/* clang-format on */
+
 /* ---- unsigned LEB128 varints ------------------------------------------------------------- */
 #define KILN_VARINT_MAX_BYTES 10u
 
@@ -131,8 +137,7 @@ typedef struct kiln_binding_ref {
  * positions (KILN_FILL_VALUE, ...); the BINDINGS operand's slot is ignored and its pairs come
  * from `bindings` (binding_count entries, in the kernel signature's order). */
 static inline size_t kiln_command_encode(uint8_t* out, uint32_t opcode, const uint64_t* operands,
-                                         const kiln_binding_ref* bindings,
-                                         uint32_t binding_count) {
+                                         const kiln_binding_ref* bindings, uint32_t binding_count) {
   const uint8_t* kinds = kiln_command_operand_kinds(opcode);
   if (!kinds) return 0;
   size_t n = 0;
@@ -140,7 +145,9 @@ static inline size_t kiln_command_encode(uint8_t* out, uint32_t opcode, const ui
   ++n;
   for (uint32_t i = 0; kinds[i] != KILN_OPERAND_END; ++i) {
     switch (kinds[i]) {
-      case KILN_OPERAND_VARINT: n += kiln_varint_write(out ? out + n : NULL, operands[i]); break;
+      case KILN_OPERAND_VARINT:
+        n += kiln_varint_write(out ? out + n : NULL, operands[i]);
+        break;
       case KILN_OPERAND_BYTE:
         if (operands[i] > 0xffu) return 0;
         if (out) out[n] = (uint8_t)operands[i];
@@ -152,7 +159,8 @@ static inline size_t kiln_command_encode(uint8_t* out, uint32_t opcode, const ui
           n += kiln_varint_write(out ? out + n : NULL, bindings[b].offset);
         }
         break;
-      default: return 0;
+      default:
+        return 0;
     }
   }
   return n;
@@ -161,17 +169,17 @@ static inline size_t kiln_command_encode(uint8_t* out, uint32_t opcode, const ui
 /* ---- decoder ----------------------------------------------------------------------------- */
 typedef enum kiln_decode_result {
   KILN_DECODE_OK = 0,
-  KILN_DECODE_TRUNCATED = 1,   /* the stream ends inside the command */
-  KILN_DECODE_BAD_OPCODE = 2,  /* unknown opcode byte */
-  KILN_DECODE_BAD_VARINT = 3,  /* overlong or overflowing varint */
-  KILN_DECODE_BAD_KERNEL = 4   /* DISPATCH names a kernel the signature table lacks */
+  KILN_DECODE_TRUNCATED = 1,  /* the stream ends inside the command */
+  KILN_DECODE_BAD_OPCODE = 2, /* unknown opcode byte */
+  KILN_DECODE_BAD_VARINT = 3, /* overlong or overflowing varint */
+  KILN_DECODE_BAD_KERNEL = 4  /* DISPATCH names a kernel the signature table lacks */
 } kiln_decode_result;
 
 typedef struct kiln_command {
   uint32_t opcode;
-  uint32_t binding_count;              /* DISPATCH: pairs at `bindings` */
+  uint32_t binding_count;               /* DISPATCH: pairs at `bindings` */
   uint64_t operands[KILN_MAX_OPERANDS]; /* by operand position */
-  const uint8_t* bindings;             /* DISPATCH: first byte of the (space, offset) pairs */
+  const uint8_t* bindings;              /* DISPATCH: first byte of the (space, offset) pairs */
 } kiln_command;
 
 /* Returns the binding count of `kernel`, or UINT32_MAX if there is no such kernel. */

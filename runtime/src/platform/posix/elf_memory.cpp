@@ -15,8 +15,8 @@ void* reserve(void*, size_t size) {
 }
 
 bool protect(void*, void* address, size_t size, uint32_t prot) {
-  int p = ((prot & kiln::kProtRead) ? PROT_READ : 0) | ((prot & kiln::kProtWrite) ? PROT_WRITE : 0) |
-          ((prot & kiln::kProtExec) ? PROT_EXEC : 0);
+  int p = ((prot & kiln::kProtRead) ? PROT_READ : 0) |
+          ((prot & kiln::kProtWrite) ? PROT_WRITE : 0) | ((prot & kiln::kProtExec) ? PROT_EXEC : 0);
   return mprotect(address, size, p) == 0;
 }
 

@@ -53,7 +53,8 @@ extern "C" uint64_t kiln_host_clock_ns(void*) {
 extern "C" kiln_status_t kiln_host_file_map(const char* path, kiln_host_file* out, char* error,
                                             size_t error_capacity) {
   kiln::Diag diag(error, error_capacity);
-  if (!path || !out) return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_host_file_map: NULL argument");
+  if (!path || !out)
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_host_file_map: NULL argument");
   *out = kiln_host_file{};
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return diag.fail(KILN_ERROR_IO, "cannot open '{}': {}", path, strerror(errno));
@@ -64,7 +65,8 @@ extern "C" kiln_status_t kiln_host_file_map(const char* path, kiln_host_file* ou
   }
   void* p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
-  if (p == MAP_FAILED) return diag.fail(KILN_ERROR_IO, "cannot map '{}': {}", path, strerror(errno));
+  if (p == MAP_FAILED)
+    return diag.fail(KILN_ERROR_IO, "cannot map '{}': {}", path, strerror(errno));
   out->data = p;
   out->size = static_cast<size_t>(st.st_size);
   return KILN_OK;
