@@ -1,13 +1,14 @@
 // Dispatch lowering: small graphs in the IR text form become one dispatch per op (as the
 // dispatch-formation pass makes them), are compiled for the host, run in order with dlopen,
 // and compared with C++ references. Also the user-facing errors for unsupported ops/dtypes.
+#include "kiln/codegen/dispatch_lowering.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <map>
 
-#include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/parser.h"
 #include "kiln/support/diagnostics.h"
@@ -45,7 +46,8 @@ ir::DispatchGraph dispatchGraph(const std::string& text) {
 }
 
 // Compiles and runs the graph; returns the f32 contents of output `name`.
-std::vector<float> run(const std::string& text, const std::map<std::string, std::vector<float>>& inputs,
+std::vector<float> run(const std::string& text,
+                       const std::map<std::string, std::vector<float>>& inputs,
                        const std::string& output) {
   ir::DispatchGraph g = dispatchGraph(text);
   CodegenResult r = generateKernels(g, testing::hostTarget());
@@ -270,12 +272,13 @@ TEST(DispatchLowering, UnsupportedOpsAndDtypesAreNamed) {
   output "t" = %t
 })",
                      "node 'mod1' (Mod): not supported by the code generator yet");
-  expectCompileError(R"(graph @g {
+  expectCompileError(
+      R"(graph @g {
   input %x : f16[4]
   %r = Relu(%x) : f16[4] loc("relu7", "Relu")
   output "r" = %r
 })",
-                     "node 'relu7' (Relu): f16 tensors are not supported by the code generator yet");
+      "node 'relu7' (Relu): f16 tensors are not supported by the code generator yet");
 }
 
 }  // namespace

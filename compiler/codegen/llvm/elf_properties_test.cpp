@@ -87,7 +87,8 @@ TEST_P(EmbeddedElf, IsLoaderFriendly) {
   for (const std::string& line : lines(testing::runTool("llvm-readelf", "-l -W " + path))) {
     if (line.find("LOAD") == std::string::npos) continue;
     bool writable = line.find(" RW") != std::string::npos;
-    bool executable = line.find(" R E") != std::string::npos || line.find("RWE") != std::string::npos;
+    bool executable =
+        line.find(" R E") != std::string::npos || line.find("RWE") != std::string::npos;
     EXPECT_FALSE(writable && executable) << line;
   }
   std::remove(path.c_str());
@@ -97,7 +98,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, EmbeddedElf,
                          ::testing::Values("host", "x86_64", "x86_64-v4", "aarch64", "riscv64"),
                          [](const auto& info) {
                            std::string name = info.param;
-                           for (char& c : name) if (c == '-') c = '_';
+                           for (char& c : name)
+                             if (c == '-') c = '_';
                            return name;
                          });
 
@@ -110,7 +112,8 @@ TEST(EmbeddedElf, SameInputSameBytes) {
   EXPECT_EQ(first.bytes, second.bytes);
   request.name = "cortex-m33";
   TargetConfig mcu = resolveTarget(request);
-  EXPECT_EQ(generateKernels(sampleKernels(), mcu).bytes, generateKernels(sampleKernels(), mcu).bytes);
+  EXPECT_EQ(generateKernels(sampleKernels(), mcu).bytes,
+            generateKernels(sampleKernels(), mcu).bytes);
 }
 
 }  // namespace

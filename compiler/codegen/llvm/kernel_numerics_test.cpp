@@ -141,7 +141,8 @@ TEST(KernelNumerics, MatMulBroadcastBatch) {
       for (int m = 0; m < 3; ++m)
         for (int n = 0; n < 5; ++n) {
           double acc = 0;
-          for (int k = 0; k < 4; ++k) acc += double(a[(i * 3 + m) * 4 + k]) * b[(j * 4 + k) * 5 + n];
+          for (int k = 0; k < 4; ++k)
+            acc += double(a[(i * 3 + m) * 4 + k]) * b[(j * 4 + k) * 5 + n];
           want[((i * 3 + j) * 3 + m) * 5 + n] = static_cast<float>(acc);
         }
   expectClose(runKernel(d, {a, b}, {1, 4}), want);
@@ -204,17 +205,25 @@ void checkUnary(ExprOp op, double (*reference)(double), float lo, float hi, floa
 }
 
 TEST(KernelNumerics, Activations) {
-  checkUnary(ExprOp::Relu, [](double v) { return std::max(v, 0.0); }, -3, 3, 0, 0);
-  checkUnary(ExprOp::Sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }, -20, 20, 1e-7f, 1e-5f);
-  checkUnary(ExprOp::Tanh, [](double v) { return std::tanh(v); }, -10, 10, 1e-7f, 1e-5f);
-  checkUnary(ExprOp::Tanh, [](double v) { return std::tanh(v); }, -1e-3f, 1e-3f, 1e-9f, 1e-5f);
-  checkUnary(ExprOp::Exp, [](double v) { return std::exp(v); }, -80, 80, 1e-30f, 1e-5f);
-  checkUnary(ExprOp::Erf, [](double v) { return std::erf(v); }, -4, 4, 2e-7f, 1e-5f);
-  checkUnary(ExprOp::Sqrt, [](double v) { return std::sqrt(v); }, 0, 100, 1e-6f, 1e-6f);
-  checkUnary(ExprOp::LeakyRelu, [](double v) { return v < 0 ? 0.1 * v : v; }, -3, 3, 1e-7f, 1e-6f,
-             0.1);
-  checkUnary(ExprOp::Clip, [](double v) { return std::min(std::max(v, 0.0), 6.0); }, -10, 10, 0,
-             0, 0.0, 6.0);
+  checkUnary(
+      ExprOp::Relu, [](double v) { return std::max(v, 0.0); }, -3, 3, 0, 0);
+  checkUnary(
+      ExprOp::Sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }, -20, 20, 1e-7f, 1e-5f);
+  checkUnary(
+      ExprOp::Tanh, [](double v) { return std::tanh(v); }, -10, 10, 1e-7f, 1e-5f);
+  checkUnary(
+      ExprOp::Tanh, [](double v) { return std::tanh(v); }, -1e-3f, 1e-3f, 1e-9f, 1e-5f);
+  checkUnary(
+      ExprOp::Exp, [](double v) { return std::exp(v); }, -80, 80, 1e-30f, 1e-5f);
+  checkUnary(
+      ExprOp::Erf, [](double v) { return std::erf(v); }, -4, 4, 2e-7f, 1e-5f);
+  checkUnary(
+      ExprOp::Sqrt, [](double v) { return std::sqrt(v); }, 0, 100, 1e-6f, 1e-6f);
+  checkUnary(
+      ExprOp::LeakyRelu, [](double v) { return v < 0 ? 0.1 * v : v; }, -3, 3, 1e-7f, 1e-6f, 0.1);
+  checkUnary(
+      ExprOp::Clip, [](double v) { return std::min(std::max(v, 0.0), 6.0); }, -10, 10, 0, 0, 0.0,
+      6.0);
 }
 
 TEST(KernelNumerics, IntegerAndCast) {
@@ -265,7 +274,8 @@ void checkPool(PoolKind kind, bool includePad, std::array<int64_t, 4> pads) {
         for (int64_t ki = 0; ki < KH; ++ki)
           for (int64_t kj = 0; kj < KW; ++kj) {
             int64_t ih = i * S - pads[0] + ki, iw = j * S - pads[1] + kj;
-            bool inPadded = ih >= -pads[0] && ih < H + pads[2] && iw >= -pads[1] && iw < W + pads[3];
+            bool inPadded =
+                ih >= -pads[0] && ih < H + pads[2] && iw >= -pads[1] && iw < W + pads[3];
             if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
               if (includePad && inPadded) ++count;
               continue;
@@ -275,7 +285,8 @@ void checkPool(PoolKind kind, bool includePad, std::array<int64_t, 4> pads) {
             sum += v;
             ++count;
           }
-        want[(c * OH + i) * OW + j] = kind == PoolKind::Max ? best : static_cast<float>(sum / count);
+        want[(c * OH + i) * OW + j] =
+            kind == PoolKind::Max ? best : static_cast<float>(sum / count);
       }
   expectClose(runKernel(d, {x}, {1, 4}), want);
 }
@@ -357,7 +368,8 @@ TEST(KernelNumerics, Transpose) {
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 3; ++b)
       for (int c = 0; c < 4; ++c)
-        for (int e = 0; e < 5; ++e) want[((a * 4 + c) * 5 + e) * 3 + b] = x[((a * 3 + b) * 4 + c) * 5 + e];
+        for (int e = 0; e < 5; ++e)
+          want[((a * 4 + c) * 5 + e) * 3 + b] = x[((a * 3 + b) * 4 + c) * 5 + e];
   expectClose(runKernel(d, {x}, {1, 3}), want, 0, 0);
 }
 
@@ -423,7 +435,8 @@ TEST(KernelNumerics, PadModes) {
   expectClose(pad(PadMode::Reflect), {6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}, 0, 0);
 }
 
-// ---- Library structure ---------------------------------------------------------------------------
+// ---- Library structure
+// ---------------------------------------------------------------------------
 TEST(KernelLibrary, IdenticalKernelsAreMerged) {
   KernelDesc relu;
   relu.kind = KernelKind::Elementwise;

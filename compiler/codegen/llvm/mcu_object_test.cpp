@@ -96,7 +96,8 @@ TEST_P(McuObject, NoUndefinedSymbolsAndRightFloatUnit) {
         ADD_FAILURE() << "undefined symbol: " << line;
       }
     }
-    if (line.find("GLOBAL") != std::string::npos && line.find("model_kernels") != std::string::npos) {
+    if (line.find("GLOBAL") != std::string::npos &&
+        line.find("model_kernels") != std::string::npos) {
       exported = true;
     }
   }
@@ -149,7 +150,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, McuObject,
                                            McuCase{"rv32imafc", false}),
                          [](const auto& info) {
                            std::string name = info.param.target;
-                           for (char& c : name) if (c == '-') c = '_';
+                           for (char& c : name)
+                             if (c == '-') c = '_';
                            return name;
                          });
 

@@ -35,10 +35,9 @@ void expectSame(u32 got, float want, u32 a, u32 b, const char* op) {
 }
 
 std::vector<u32> samples() {
-  std::vector<u32> values = {0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000,
-                             0xff800000, 0x7fc00000, 0x00000001, 0x807fffff, 0x00800000,
-                             0x7f7fffff, 0xff7fffff, 0x4b800000, 0x4f000000, 0xcf000000,
-                             0x33800000, 0x3f7fffff};
+  std::vector<u32> values = {0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000, 0xff800000,
+                             0x7fc00000, 0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff,
+                             0x4b800000, 0x4f000000, 0xcf000000, 0x33800000, 0x3f7fffff};
   std::mt19937 rng(42);
   for (int i = 0; i < 3000; ++i) values.push_back(rng());
   // Nearby magnitudes exercise cancellation and rounding.

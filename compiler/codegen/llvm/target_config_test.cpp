@@ -1,8 +1,9 @@
 // Target table: every friendly name resolves to the documented triple/CPU/features and
 // float ABI; raw overrides win; bad names, triples, CPUs and features give clear errors.
+#include "kiln/codegen/target_config.h"
+
 #include <gtest/gtest.h>
 
-#include "kiln/codegen/target_config.h"
 #include "kiln/support/diagnostics.h"
 
 namespace kiln::codegen {
@@ -38,12 +39,12 @@ TEST(TargetConfig, FriendlyNamesResolve) {
        KernelOutput::SharedElf, ""},
       {"aarch64", "aarch64-unknown-linux-gnu", "generic", TargetArch::AArch64, FloatAbi::Hard,
        KernelOutput::SharedElf, ""},
-      {"riscv64", "riscv64-unknown-linux-gnu", "generic-rv64", TargetArch::RiscV64,
-       FloatAbi::Hard, KernelOutput::SharedElf, "lp64d"},
+      {"riscv64", "riscv64-unknown-linux-gnu", "generic-rv64", TargetArch::RiscV64, FloatAbi::Hard,
+       KernelOutput::SharedElf, "lp64d"},
       {"cortex-m4", "thumbv7em-none-eabi", "cortex-m4", TargetArch::Arm32, FloatAbi::Soft,
        KernelOutput::RelocatableObject, ""},
-      {"cortex-m33", "thumbv8m.main-none-eabihf", "cortex-m33", TargetArch::Arm32,
-       FloatAbi::Hard, KernelOutput::RelocatableObject, ""},
+      {"cortex-m33", "thumbv8m.main-none-eabihf", "cortex-m33", TargetArch::Arm32, FloatAbi::Hard,
+       KernelOutput::RelocatableObject, ""},
       {"cortex-m7", "thumbv7em-none-eabihf", "cortex-m7", TargetArch::Arm32, FloatAbi::Hard,
        KernelOutput::RelocatableObject, ""},
       {"rv32imac", "riscv32-unknown-elf", "generic-rv32", TargetArch::RiscV32, FloatAbi::Soft,

@@ -3,16 +3,16 @@
 // table and its query function, optimises, emits the object and links the embedded ELF.
 #include "kiln/codegen/codegen.h"
 
-#include <algorithm>
-#include <map>
-#include <system_error>
-
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <map>
+#include <system_error>
 
 #include "codegen_error.h"
 #include "elf_linker.h"
@@ -29,7 +29,8 @@ namespace detail {
 
 uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem) {
   if (parallelExtent <= 0) return 1;
-  int64_t perGroup = std::max<int64_t>(1, kMinElementsPerWorkgroup / std::max<int64_t>(1, workPerItem));
+  int64_t perGroup =
+      std::max<int64_t>(1, kMinElementsPerWorkgroup / std::max<int64_t>(1, workPerItem));
   int64_t groups = (parallelExtent + perGroup - 1) / perGroup;
   return static_cast<uint32_t>(std::clamp<int64_t>(groups, 1, 1 << 16));
 }
@@ -44,27 +45,43 @@ unsigned vectorLanes(const TargetConfig& target) {
            target.requiredFeatures.end();
   };
   switch (target.arch) {
-    case TargetArch::X86_64: return has("avx512f") ? 16 : has("avx") ? 8 : 4;
-    case TargetArch::AArch64: return 4;
-    default: return 0;
+    case TargetArch::X86_64:
+      return has("avx512f") ? 16 : has("avx") ? 8 : 4;
+    case TargetArch::AArch64:
+      return 4;
+    default:
+      return 0;
   }
 }
 
 uint32_t emitKernelBody(KernelBuilder& kb) {
   switch (kb.desc().kind) {
-    case KernelKind::Elementwise: return emitElementwise(kb);
-    case KernelKind::Conv: return emitConv(kb);
-    case KernelKind::MatMul: return emitMatMul(kb);
-    case KernelKind::Pool: return emitPool(kb);
-    case KernelKind::Reduce: return emitReduce(kb);
-    case KernelKind::Softmax: return emitSoftmax(kb);
-    case KernelKind::Transpose: return emitTranspose(kb);
-    case KernelKind::Concat: return emitConcat(kb);
-    case KernelKind::Slice: return emitSlice(kb);
-    case KernelKind::Gather: return emitGather(kb);
-    case KernelKind::Pad: return emitPad(kb);
-    case KernelKind::Split: return emitSplit(kb);
-    case KernelKind::Tile: return emitTile(kb);
+    case KernelKind::Elementwise:
+      return emitElementwise(kb);
+    case KernelKind::Conv:
+      return emitConv(kb);
+    case KernelKind::MatMul:
+      return emitMatMul(kb);
+    case KernelKind::Pool:
+      return emitPool(kb);
+    case KernelKind::Reduce:
+      return emitReduce(kb);
+    case KernelKind::Softmax:
+      return emitSoftmax(kb);
+    case KernelKind::Transpose:
+      return emitTranspose(kb);
+    case KernelKind::Concat:
+      return emitConcat(kb);
+    case KernelKind::Slice:
+      return emitSlice(kb);
+    case KernelKind::Gather:
+      return emitGather(kb);
+    case KernelKind::Pad:
+      return emitPad(kb);
+    case KernelKind::Split:
+      return emitSplit(kb);
+    case KernelKind::Tile:
+      return emitTile(kb);
   }
   return 1;
 }
@@ -78,13 +95,13 @@ void emitLibrary(llvm::Module& module, const std::vector<llvm::Function*>& kerne
 
   std::vector<llvm::Constant*> entries(kernels.begin(), kernels.end());
   auto* tableType = llvm::ArrayType::get(ptr, entries.size());
-  auto* table = new llvm::GlobalVariable(module, tableType, true, llvm::GlobalValue::PrivateLinkage,
-                                         llvm::ConstantArray::get(tableType, entries),
-                                         "kiln_kernel_table");
+  auto* table =
+      new llvm::GlobalVariable(module, tableType, true, llvm::GlobalValue::PrivateLinkage,
+                               llvm::ConstantArray::get(tableType, entries), "kiln_kernel_table");
   llvm::Constant* nameData = llvm::ConstantDataArray::getString(ctx, options.libraryName);
-  auto* name = new llvm::GlobalVariable(module, nameData->getType(), true,
-                                        llvm::GlobalValue::PrivateLinkage, nameData,
-                                        "kiln_library_name");
+  auto* name =
+      new llvm::GlobalVariable(module, nameData->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                               nameData, "kiln_library_name");
 
   auto* libraryType = llvm::StructType::get(ctx, {i32, i32, ptr, ptr});
   llvm::Constant* library = llvm::ConstantStruct::get(
@@ -123,7 +140,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   module.setTargetTriple(target.triple);
   module.setDataLayout(machine->createDataLayout());
   if (!target.abiName.empty()) {
-    module.addModuleFlag(llvm::Module::Error, "target-abi", llvm::MDString::get(context, target.abiName));
+    module.addModuleFlag(llvm::Module::Error, "target-abi",
+                         llvm::MDString::get(context, target.abiName));
   }
 
   EmitTarget emitTarget;
@@ -174,8 +192,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   if (!facts.undefinedSymbols.empty()) {
     std::string names;
     for (const std::string& s : facts.undefinedSymbols) names += (names.empty() ? "" : ", ") + s;
-    fail("internal error: generated kernels for " + target.triple + " call library functions: " +
-         names);
+    fail("internal error: generated kernels for " + target.triple +
+         " call library functions: " + names);
   }
   // Kernels call nothing but the soft-float routines (which call only each other, never
   // recursively): the largest kernel frame plus every other function's frame bounds any

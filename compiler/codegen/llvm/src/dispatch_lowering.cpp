@@ -22,14 +22,22 @@ void unsupported(const ir::Op& op, const std::string& message) {
 
 ElemType toElemType(const ir::Op& op, ir::DType dtype) {
   switch (dtype) {
-    case ir::DType::F32: return ElemType::F32;
-    case ir::DType::I8: return ElemType::I8;
-    case ir::DType::U8: return ElemType::U8;
-    case ir::DType::I16: return ElemType::I16;
-    case ir::DType::I32: return ElemType::I32;
-    case ir::DType::I64: return ElemType::I64;
-    case ir::DType::Bool: return ElemType::Bool;
-    case ir::DType::F16: break;
+    case ir::DType::F32:
+      return ElemType::F32;
+    case ir::DType::I8:
+      return ElemType::I8;
+    case ir::DType::U8:
+      return ElemType::U8;
+    case ir::DType::I16:
+      return ElemType::I16;
+    case ir::DType::I32:
+      return ElemType::I32;
+    case ir::DType::I64:
+      return ElemType::I64;
+    case ir::DType::Bool:
+      return ElemType::Bool;
+    case ir::DType::F16:
+      break;
   }
   unsupported(op, "f16 tensors are not supported by the code generator yet");
 }
@@ -122,7 +130,8 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       d.kind = KernelKind::Pool;
       d.poolKind = op.kind() == OpKind::MaxPool ? PoolKind::Max : PoolKind::Average;
       d.countIncludePad = attrs.getInt("count_include_pad", 0) != 0;
-      if (attrs.getInt("storage_order", 0) != 0) unsupported(op, "storage_order=1 is not supported");
+      if (attrs.getInt("storage_order", 0) != 0)
+        unsupported(op, "storage_order=1 is not supported");
       lowerWindow(op, d, attrs.getInts("kernel_shape"), true);
       return;
     }
@@ -284,7 +293,8 @@ KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
     unsupported(op, "ops with several results are not supported yet");
   }
   d.output = toBuffer(op, *results[0]->value);
-  for (size_t i = 1; i < results.size(); ++i) d.extraOutputs.push_back(toBuffer(op, *results[i]->value));
+  for (size_t i = 1; i < results.size(); ++i)
+    d.extraOutputs.push_back(toBuffer(op, *results[i]->value));
   lowerRoot(op, d);
   return d;
 }

@@ -3,14 +3,14 @@
 // ../shared/notes/toolchain.md); the output bytes depend only on the input object.
 #include "elf_linker.h"
 
+#include <lld/Common/Driver.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
-
-#include <lld/Common/Driver.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "codegen_error.h"
 
@@ -63,12 +63,25 @@ std::vector<uint8_t> linkSharedElf(const std::vector<uint8_t>& object,
 
   std::string inputArg = input.string(), outputArg = output.string();
   std::string scriptArg = "--version-script=" + versionScript.string();
-  std::vector<const char*> args = {
-      "ld.lld", inputArg.c_str(), "-o", outputArg.c_str(),
-      "-shared", "--no-undefined", "-nostdlib",
-      "-z", "noexecstack", "-z", "norelro", "--hash-style=sysv", "--build-id=none",
-      "-z", "max-page-size=4096", "--gc-sections", "--icf=all", "-s",
-      scriptArg.c_str()};
+  std::vector<const char*> args = {"ld.lld",
+                                   inputArg.c_str(),
+                                   "-o",
+                                   outputArg.c_str(),
+                                   "-shared",
+                                   "--no-undefined",
+                                   "-nostdlib",
+                                   "-z",
+                                   "noexecstack",
+                                   "-z",
+                                   "norelro",
+                                   "--hash-style=sysv",
+                                   "--build-id=none",
+                                   "-z",
+                                   "max-page-size=4096",
+                                   "--gc-sections",
+                                   "--icf=all",
+                                   "-s",
+                                   scriptArg.c_str()};
 
   std::string messages;
   llvm::raw_string_ostream messageStream(messages);
@@ -78,7 +91,8 @@ std::vector<uint8_t> linkSharedElf(const std::vector<uint8_t>& object,
   if (result.retCode != 0) fail("linking the kernel library failed: " + messages);
 
   std::ifstream in(output, std::ios::binary);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (bytes.empty()) fail("linking the kernel library produced no output");
   return bytes;
 }

@@ -37,9 +37,8 @@ uint32_t emitConv(KernelBuilder& kb) {
     llvm::Value* group = b.CreateUDiv(oc, kb.index(OCG));
     llvm::Value* rowBase = b.CreateMul(row, kb.index(OW));
     llvm::Value* init = hasBias ? kb.load(2, f32, oc) : kb.f32(0.0f);
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
-      kb.store(out, f32, b.CreateAdd(rowBase, ow), init);
-    });
+    kb.forRange(0, OW,
+                [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
     // Input channel block of this group, and this output channel's filter.
     llvm::Value* xBatch = b.CreateMul(n, kb.index(C * D * H * W));
     llvm::Value* firstChannel = b.CreateMul(group, kb.index(CG));
@@ -47,8 +46,8 @@ uint32_t emitConv(KernelBuilder& kb) {
     llvm::Value* idStart = b.CreateSub(b.CreateMul(od, kb.index(sd)), kb.index(padFront));
     llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop));
     kb.forRange(0, CG, [&](llvm::Value* ic) {
-      llvm::Value* volumeBase = b.CreateAdd(
-          xBatch, b.CreateMul(b.CreateAdd(firstChannel, ic), kb.index(D * H * W)));
+      llvm::Value* volumeBase =
+          b.CreateAdd(xBatch, b.CreateMul(b.CreateAdd(firstChannel, ic), kb.index(D * H * W)));
       llvm::Value* filterChannel = b.CreateAdd(filter, b.CreateMul(ic, kb.index(KD * KH * KW)));
       kb.forRange(0, KD * KH, [&](llvm::Value* tap) {
         llvm::Value* kd = b.CreateUDiv(tap, kb.index(KH));

@@ -30,8 +30,9 @@ std::pair<llvm::Value*, llvm::Value*> tapRange(KernelBuilder& kb, llvm::Value* s
       b.CreateICmpSLT(start, kb.index(0)),
       b.CreateUDiv(b.CreateAdd(negStart, kb.index(dilation - 1)), kb.index(dilation)), kb.index(0));
   llvm::Value* room = b.CreateSub(kb.index(size - 1), start);
-  llvm::Value* hi = b.CreateSelect(b.CreateICmpSLT(room, kb.index(0)), kb.index(0),
-                                   b.CreateAdd(b.CreateUDiv(room, kb.index(dilation)), kb.index(1)));
+  llvm::Value* hi =
+      b.CreateSelect(b.CreateICmpSLT(room, kb.index(0)), kb.index(0),
+                     b.CreateAdd(b.CreateUDiv(room, kb.index(dilation)), kb.index(1)));
   hi = kb.minValue(hi, kb.index(kernel));
   lo = kb.minValue(lo, hi);
   return {lo, hi};
@@ -49,16 +50,34 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const std::vector<int64_t>& ys = d.output.shape;
   const bool volume = xs.size() == 5;
   const size_t r = xs.size();
-  ConvShape s{xs[0], xs[1], volume ? xs[2] : 1, xs[r - 2], xs[r - 1],
-              ws[0], ws[1], volume ? ws[2] : 1, ws[r - 2], ws[r - 1],
-              volume ? ys[2] : 1, ys[r - 2], ys[r - 1], ws[0] / d.groups,
-              d.depthStride, d.strides[0], d.depthDilation, d.dilations[0], d.dilations[1],
-              d.depthPadBegin, d.pads[0], d.pads[1]};
+  ConvShape s{xs[0],
+              xs[1],
+              volume ? xs[2] : 1,
+              xs[r - 2],
+              xs[r - 1],
+              ws[0],
+              ws[1],
+              volume ? ws[2] : 1,
+              ws[r - 2],
+              ws[r - 1],
+              volume ? ys[2] : 1,
+              ys[r - 2],
+              ys[r - 1],
+              ws[0] / d.groups,
+              d.depthStride,
+              d.strides[0],
+              d.depthDilation,
+              d.dilations[0],
+              d.dilations[1],
+              d.depthPadBegin,
+              d.pads[0],
+              d.pads[1]};
   const int64_t OCB = s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
   const int64_t U = OCB == 1 ? 4 : 2;
   // Interior columns: every kw tap inside [0, W) (stride 1 along the width).
   const int64_t owLo = std::min<int64_t>(s.OW, s.padLeft);
-  const int64_t owHi = std::max<int64_t>(owLo, std::min<int64_t>(s.OW, s.W + s.padLeft - (s.KW - 1) * s.dw));
+  const int64_t owHi =
+      std::max<int64_t>(owLo, std::min<int64_t>(s.OW, s.W + s.padLeft - (s.KW - 1) * s.dw));
   // Tiles: as many of U vectors as fit, then single vectors of V and V/2 lanes.
   struct Tile {
     int64_t start;    // first column
@@ -135,7 +154,8 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
           kb.forRange(khLo, khHi, [&](llvm::Value* kh) {
             llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(s.dh)));
             llvm::Value* inRow = b.CreateAdd(
-                channel, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(s.H)), ih), kb.index(s.W)));
+                channel,
+                b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(s.H)), ih), kb.index(s.W)));
             llvm::Value* filterRow = b.CreateAdd(
                 filterChannel,
                 b.CreateMul(b.CreateAdd(b.CreateMul(kd, kb.index(s.KH)), kh), kb.index(s.KW)));
@@ -148,49 +168,51 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
     // Interior tiles.
     for (const Tile& t : tiles) {
       kb.forRange(0, t.repeats, [&](llvm::Value* repeat) {
-      llvm::Value* tileStart =
-          b.CreateAdd(kb.index(t.start), b.CreateMul(repeat, kb.index(t.vectors * t.lanes)));
-      auto* vecTy = llvm::FixedVectorType::get(floatTy, t.lanes);
-      std::vector<std::vector<llvm::Value*>> accSlots(OCB);
-      for (int64_t o = 0; o < OCB; ++o) {
-        for (int64_t u = 0; u < t.vectors; ++u) {
-          // Narrower tiles reuse the first lanes of a slot through their own slot type.
-          llvm::Value* slot = t.lanes == lanes ? slots[o][u] : kb.local(vecTy, "acc.narrow");
-          b.CreateStore(b.CreateVectorSplat(t.lanes, bias[o]), slot);
-          accSlots[o].push_back(slot);
-        }
-      }
-      forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
-        std::vector<std::vector<llvm::Value*>> acc(OCB);
+        llvm::Value* tileStart =
+            b.CreateAdd(kb.index(t.start), b.CreateMul(repeat, kb.index(t.vectors * t.lanes)));
+        auto* vecTy = llvm::FixedVectorType::get(floatTy, t.lanes);
+        std::vector<std::vector<llvm::Value*>> accSlots(OCB);
         for (int64_t o = 0; o < OCB; ++o) {
-          for (int64_t u = 0; u < t.vectors; ++u) acc[o].push_back(b.CreateLoad(vecTy, accSlots[o][u]));
-        }
-        for (int64_t kw = 0; kw < s.KW; ++kw) {
-          std::vector<llvm::Value*> xv;
           for (int64_t u = 0; u < t.vectors; ++u) {
-            int64_t column = u * t.lanes + kw * s.dw - s.padLeft;
-            llvm::Value* at = b.CreateAdd(b.CreateAdd(inRow, tileStart), kb.index(column));
-            xv.push_back(kb.loadVector(0, at, t.lanes));
+            // Narrower tiles reuse the first lanes of a slot through their own slot type.
+            llvm::Value* slot = t.lanes == lanes ? slots[o][u] : kb.local(vecTy, "acc.narrow");
+            b.CreateStore(b.CreateVectorSplat(t.lanes, bias[o]), slot);
+            accSlots[o].push_back(slot);
           }
+        }
+        forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
+          std::vector<std::vector<llvm::Value*>> acc(OCB);
           for (int64_t o = 0; o < OCB; ++o) {
-            llvm::Value* w = kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
-            llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
+            for (int64_t u = 0; u < t.vectors; ++u)
+              acc[o].push_back(b.CreateLoad(vecTy, accSlots[o][u]));
+          }
+          for (int64_t kw = 0; kw < s.KW; ++kw) {
+            std::vector<llvm::Value*> xv;
             for (int64_t u = 0; u < t.vectors; ++u) {
-              acc[o][u] = b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
+              int64_t column = u * t.lanes + kw * s.dw - s.padLeft;
+              llvm::Value* at = b.CreateAdd(b.CreateAdd(inRow, tileStart), kb.index(column));
+              xv.push_back(kb.loadVector(0, at, t.lanes));
+            }
+            for (int64_t o = 0; o < OCB; ++o) {
+              llvm::Value* w =
+                  kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
+              llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
+              for (int64_t u = 0; u < t.vectors; ++u) {
+                acc[o][u] = b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
+              }
             }
           }
-        }
+          for (int64_t o = 0; o < OCB; ++o) {
+            for (int64_t u = 0; u < t.vectors; ++u) b.CreateStore(acc[o][u], accSlots[o][u]);
+          }
+        });
         for (int64_t o = 0; o < OCB; ++o) {
-          for (int64_t u = 0; u < t.vectors; ++u) b.CreateStore(acc[o][u], accSlots[o][u]);
+          for (int64_t u = 0; u < t.vectors; ++u) {
+            llvm::Value* at =
+                b.CreateAdd(b.CreateAdd(rowBase[o], tileStart), kb.index(u * t.lanes));
+            kb.storeVector(out, at, b.CreateLoad(vecTy, accSlots[o][u]));
+          }
         }
-      });
-      for (int64_t o = 0; o < OCB; ++o) {
-        for (int64_t u = 0; u < t.vectors; ++u) {
-          llvm::Value* at =
-              b.CreateAdd(b.CreateAdd(rowBase[o], tileStart), kb.index(u * t.lanes));
-          kb.storeVector(out, at, b.CreateLoad(vecTy, accSlots[o][u]));
-        }
-      }
       });
     }
 
@@ -205,10 +227,11 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
             llvm::Value* inside =
                 b.CreateAnd(b.CreateICmpSGE(iw, kb.index(0)), b.CreateICmpSLT(iw, kb.index(s.W)));
             llvm::Value* safe = b.CreateSelect(inside, iw, kb.index(0));
-            llvm::Value* x = b.CreateSelect(inside, kb.load(0, f32, b.CreateAdd(inRow, safe)),
-                                            kb.f32(0.0f));
+            llvm::Value* x =
+                b.CreateSelect(inside, kb.load(0, f32, b.CreateAdd(inRow, safe)), kb.f32(0.0f));
             for (int64_t o = 0; o < OCB; ++o) {
-              llvm::Value* w = kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
+              llvm::Value* w =
+                  kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
               llvm::Value* a = b.CreateLoad(floatTy, scalarSlots[o]);
               b.CreateStore(b.CreateFAdd(a, b.CreateFMul(x, w)), scalarSlots[o]);
             }

@@ -33,10 +33,12 @@ void emitCopyRow(KernelBuilder& kb, const StridedCopy& copy, ElemType type, llvm
       outerExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, outerExtents);
   llvm::Value* src = b.CreateAdd(
       kb.index(copy.srcBase),
-      kb.linearize(coords, std::vector<int64_t>(copy.srcStrides.begin(), copy.srcStrides.end() - 1)));
+      kb.linearize(coords,
+                   std::vector<int64_t>(copy.srcStrides.begin(), copy.srcStrides.end() - 1)));
   llvm::Value* dst = b.CreateAdd(
       kb.index(copy.dstBase),
-      kb.linearize(coords, std::vector<int64_t>(copy.dstStrides.begin(), copy.dstStrides.end() - 1)));
+      kb.linearize(coords,
+                   std::vector<int64_t>(copy.dstStrides.begin(), copy.dstStrides.end() - 1)));
   int64_t srcStep = copy.srcStrides[rank - 1], dstStep = copy.dstStrides[rank - 1];
   kb.forRange(0, copy.extents[rank - 1], [&](llvm::Value* j) {
     llvm::Value* value =
@@ -51,9 +53,8 @@ uint32_t emitCopies(KernelBuilder& kb, const std::vector<StridedCopy>& copies) {
   for (const StridedCopy& copy : copies) {
     int64_t outer = outerCount(copy);
     maxOuter = std::max(maxOuter, outer);
-    kb.forWorkgroupShare(outer, [&](llvm::Value* o) {
-      emitCopyRow(kb, copy, kb.desc().output.type, o);
-    });
+    kb.forWorkgroupShare(outer,
+                         [&](llvm::Value* o) { emitCopyRow(kb, copy, kb.desc().output.type, o); });
   }
   return workgroupsFor(maxOuter, copies.empty() ? 1 : copies[0].extents.back());
 }
@@ -163,7 +164,8 @@ uint32_t emitTile(KernelBuilder& kb) {
     llvm::Value* dst = b.CreateMul(o, kb.index(ys[rank - 1]));
     kb.forRange(0, ys[rank - 1], [&](llvm::Value* j) {
       llvm::Value* i = b.CreateURem(j, kb.index(xs[rank - 1]));
-      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), kb.load(0, type, b.CreateAdd(src, i)));
+      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j),
+               kb.load(0, type, b.CreateAdd(src, i)));
     });
   });
   return workgroupsFor(outer, ys[rank - 1]);
@@ -191,7 +193,8 @@ uint32_t emitGather(KernelBuilder& kb) {
     llvm::Value* src = b.CreateMul(b.CreateAdd(b.CreateMul(o, kb.index(A)), idx), kb.index(inner));
     llvm::Value* dst = b.CreateMul(item, kb.index(inner));
     kb.forRange(0, inner, [&](llvm::Value* j) {
-      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), kb.load(0, type, b.CreateAdd(src, j)));
+      kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j),
+               kb.load(0, type, b.CreateAdd(src, j)));
     });
   });
   return workgroupsFor(outer * count, inner);
@@ -243,7 +246,8 @@ uint32_t emitPad(KernelBuilder& kb) {
       llvm::Value* i = mapAxis(j, rank - 1, inside);
       llvm::Value* value = kb.load(0, type, b.CreateAdd(src, i));
       if (d.padMode == PadMode::Constant) {
-        value = b.CreateSelect(b.CreateAnd(rowInside, inside), value, kb.constant(type, d.padValue));
+        value =
+            b.CreateSelect(b.CreateAnd(rowInside, inside), value, kb.constant(type, d.padValue));
       }
       kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j), value);
     });

@@ -34,9 +34,12 @@ llvm::Value* evalBinary(KernelBuilder& kb, ExprOp op, ElemType type, llvm::Value
   bool fp = isFloat(type);
   bool uns = isUnsigned(type);
   switch (op) {
-    case ExprOp::Add: return fp ? b.CreateFAdd(x, y) : b.CreateAdd(x, y);
-    case ExprOp::Sub: return fp ? b.CreateFSub(x, y) : b.CreateSub(x, y);
-    case ExprOp::Mul: return fp ? b.CreateFMul(x, y) : b.CreateMul(x, y);
+    case ExprOp::Add:
+      return fp ? b.CreateFAdd(x, y) : b.CreateAdd(x, y);
+    case ExprOp::Sub:
+      return fp ? b.CreateFSub(x, y) : b.CreateSub(x, y);
+    case ExprOp::Mul:
+      return fp ? b.CreateFMul(x, y) : b.CreateMul(x, y);
     case ExprOp::Div: {
       if (fp) return b.CreateFDiv(x, y);
       // Integer division by zero is undefined in LLVM: divide by 1 instead (result unspecified).
@@ -51,15 +54,20 @@ llvm::Value* evalBinary(KernelBuilder& kb, ExprOp op, ElemType type, llvm::Value
     case ExprOp::Min:
       if (uns) return b.CreateSelect(b.CreateICmpULT(x, y), x, y);
       return kb.minValue(x, y);
-    case ExprOp::And: return b.CreateAnd(x, y);
-    case ExprOp::Or: return b.CreateOr(x, y);
-    case ExprOp::Xor: return b.CreateXor(x, y);
-    case ExprOp::Equal: return fp ? b.CreateFCmpOEQ(x, y) : b.CreateICmpEQ(x, y);
+    case ExprOp::And:
+      return b.CreateAnd(x, y);
+    case ExprOp::Or:
+      return b.CreateOr(x, y);
+    case ExprOp::Xor:
+      return b.CreateXor(x, y);
+    case ExprOp::Equal:
+      return fp ? b.CreateFCmpOEQ(x, y) : b.CreateICmpEQ(x, y);
     case ExprOp::Less:
       return fp ? b.CreateFCmpOLT(x, y) : uns ? b.CreateICmpULT(x, y) : b.CreateICmpSLT(x, y);
     case ExprOp::Greater:
       return fp ? b.CreateFCmpOGT(x, y) : uns ? b.CreateICmpUGT(x, y) : b.CreateICmpSGT(x, y);
-    default: break;
+    default:
+      break;
   }
   return nullptr;
 }
@@ -69,12 +77,15 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
   bool fp = isFloat(node.type);
   llvm::Value* zero = fp ? kb.f32(0.0f) : llvm::ConstantInt::get(x->getType(), 0);
   switch (node.op) {
-    case ExprOp::Neg: return fp ? b.CreateFNeg(x) : b.CreateNeg(x);
+    case ExprOp::Neg:
+      return fp ? b.CreateFNeg(x) : b.CreateNeg(x);
     case ExprOp::Abs:
       if (fp) return b.CreateSelect(b.CreateFCmpOLT(x, zero), b.CreateFNeg(x), x);
       return b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateNeg(x), x);
-    case ExprOp::Relu: return kb.maxValue(x, zero);
-    case ExprOp::Not: return b.CreateNot(x);
+    case ExprOp::Relu:
+      return kb.maxValue(x, zero);
+    case ExprOp::Not:
+      return b.CreateNot(x);
     case ExprOp::LeakyRelu:
       return b.CreateSelect(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, kb.f32(node.alpha)), x);
     case ExprOp::Clip: {
@@ -82,15 +93,24 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
       llvm::Value* hi = kb.constant(node.type, node.beta);
       return kb.minValue(kb.maxValue(x, lo), hi);
     }
-    case ExprOp::Sigmoid: return emitSigmoid(kb, x);
-    case ExprOp::Tanh: return emitTanh(kb, x);
-    case ExprOp::Exp: return emitExp(kb, x);
-    case ExprOp::Log: return emitLog(kb, x);
-    case ExprOp::Floor: return emitFloor(kb, x);
-    case ExprOp::Ceil: return b.CreateFNeg(emitFloor(kb, b.CreateFNeg(x)));
-    case ExprOp::Erf: return emitErf(kb, x);
-    case ExprOp::Sqrt: return emitSqrt(kb, x);
-    default: break;
+    case ExprOp::Sigmoid:
+      return emitSigmoid(kb, x);
+    case ExprOp::Tanh:
+      return emitTanh(kb, x);
+    case ExprOp::Exp:
+      return emitExp(kb, x);
+    case ExprOp::Log:
+      return emitLog(kb, x);
+    case ExprOp::Floor:
+      return emitFloor(kb, x);
+    case ExprOp::Ceil:
+      return b.CreateFNeg(emitFloor(kb, b.CreateFNeg(x)));
+    case ExprOp::Erf:
+      return emitErf(kb, x);
+    case ExprOp::Sqrt:
+      return emitSqrt(kb, x);
+    default:
+      break;
   }
   return nullptr;
 }
@@ -98,9 +118,8 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
 // Merges output axes i and i+1 wherever every operand walks them as one contiguous axis.
 void mergeAxes(std::vector<int64_t>& extents, std::vector<std::vector<int64_t>>& strides) {
   for (size_t i = extents.size(); i-- > 1;) {
-    bool mergeable = std::all_of(strides.begin(), strides.end(), [&](const auto& s) {
-      return s[i - 1] == s[i] * extents[i];
-    });
+    bool mergeable = std::all_of(strides.begin(), strides.end(),
+                                 [&](const auto& s) { return s[i - 1] == s[i] * extents[i]; });
     if (!mergeable) continue;
     extents[i - 1] *= extents[i];
     extents.erase(extents.begin() + static_cast<long>(i));
@@ -171,15 +190,32 @@ uint32_t emitElementwise(KernelBuilder& kb) {
           case ExprOp::Input:
             values[n] = kb.load(node.input, desc.inputs[node.input].type, offset(node.input));
             break;
-          case ExprOp::Constant: values[n] = kb.constant(node.type, node.alpha); break;
-          case ExprOp::Cast: values[n] = castValue(kb, a, nodes[node.a].type, node.type); break;
-          case ExprOp::Where: values[n] = b.CreateSelect(a, c, values[node.c]); break;
-          case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul: case ExprOp::Div:
-          case ExprOp::Max: case ExprOp::Min: case ExprOp::Equal: case ExprOp::Less:
-          case ExprOp::Greater: case ExprOp::And: case ExprOp::Or: case ExprOp::Xor:
+          case ExprOp::Constant:
+            values[n] = kb.constant(node.type, node.alpha);
+            break;
+          case ExprOp::Cast:
+            values[n] = castValue(kb, a, nodes[node.a].type, node.type);
+            break;
+          case ExprOp::Where:
+            values[n] = b.CreateSelect(a, c, values[node.c]);
+            break;
+          case ExprOp::Add:
+          case ExprOp::Sub:
+          case ExprOp::Mul:
+          case ExprOp::Div:
+          case ExprOp::Max:
+          case ExprOp::Min:
+          case ExprOp::Equal:
+          case ExprOp::Less:
+          case ExprOp::Greater:
+          case ExprOp::And:
+          case ExprOp::Or:
+          case ExprOp::Xor:
             values[n] = evalBinary(kb, node.op, nodes[node.a].type, a, c);
             break;
-          default: values[n] = evalUnary(kb, node, a); break;
+          default:
+            values[n] = evalUnary(kb, node, a);
+            break;
         }
       }
       kb.store(kb.outputBinding(), desc.output.type, offset(strides.size() - 1), values.back());

@@ -44,13 +44,12 @@ uint32_t emitMatMul(KernelBuilder& kb) {
     llvm::Value* m = b.CreateURem(row, kb.index(M));
     std::vector<llvm::Value*> batchCoords =
         batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, batchShape);
-    llvm::Value* aBase = b.CreateAdd(kb.linearize(batchCoords, aBatch),
-                                     b.CreateMul(m, kb.index(aM)));
+    llvm::Value* aBase =
+        b.CreateAdd(kb.linearize(batchCoords, aBatch), b.CreateMul(m, kb.index(aM)));
     llvm::Value* bBase = kb.linearize(batchCoords, bBatch);
     llvm::Value* rowBase = b.CreateMul(row, kb.index(N));
-    kb.forRange(0, N, [&](llvm::Value* n) {
-      kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f));
-    });
+    kb.forRange(0, N,
+                [&](llvm::Value* n) { kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f)); });
     kb.forRange(0, K, [&](llvm::Value* k) {
       llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
       llvm::Value* bRow = b.CreateAdd(bBase, b.CreateMul(k, kb.index(bK)));

@@ -50,7 +50,8 @@ uint32_t emitPool(KernelBuilder& kb) {
     llvm::Value* inPlane = b.CreateMul(plane, kb.index(D * H * W));
     llvm::Value* rowBase = b.CreateMul(row, kb.index(OW));
     llvm::Value* init = kb.f32(isMax ? -__builtin_inff() : 0.0f);
-    kb.forRange(0, OW, [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
+    kb.forRange(0, OW,
+                [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
     llvm::Value* idStart = b.CreateSub(b.CreateMul(od, kb.index(sd)), kb.index(padFront));
     llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(sh)), kb.index(padTop));
     kb.forRange(0, KD * KH, [&](llvm::Value* tap) {
@@ -83,17 +84,16 @@ uint32_t emitPool(KernelBuilder& kb) {
     if (!isMax) {
       // Divisor: taps inside the image, or inside the padded image with count_include_pad.
       bool all = d.countIncludePad;
-      llvm::Value* planesCounted = tapCount(kb, idStart, KD, dd, all ? -padFront : 0,
-                                            all ? D + padBack : D);
+      llvm::Value* planesCounted =
+          tapCount(kb, idStart, KD, dd, all ? -padFront : 0, all ? D + padBack : D);
       llvm::Value* rowsCounted = b.CreateMul(
           planesCounted, tapCount(kb, ihStart, KH, dh, all ? -padTop : 0, all ? H + padBottom : H));
       kb.forRange(0, OW, [&](llvm::Value* ow) {
         llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
         llvm::Value* taps = b.CreateMul(
             rowsCounted, tapCount(kb, iwStart, KW, dw, all ? -padLeft : 0, all ? W + padRight : W));
-        llvm::Value* divisor = b.CreateSIToFP(b.CreateSelect(b.CreateICmpEQ(taps, kb.index(0)),
-                                                             kb.index(1), taps),
-                                              b.getFloatTy());
+        llvm::Value* divisor = b.CreateSIToFP(
+            b.CreateSelect(b.CreateICmpEQ(taps, kb.index(0)), kb.index(1), taps), b.getFloatTy());
         llvm::Value* at = b.CreateAdd(rowBase, ow);
         kb.store(out, f32, at, b.CreateFDiv(kb.load(out, f32, at), divisor));
       });

@@ -55,9 +55,10 @@ uint32_t emitReduce(KernelBuilder& kb) {
     } else {
       unsigned bits = kb.elemType(type)->getIntegerBitWidth();
       bool uns = type == ElemType::U8 || type == ElemType::Bool;
-      llvm::APInt value = uns ? (isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits))
-                              : (isMax ? llvm::APInt::getSignedMinValue(bits)
-                                       : llvm::APInt::getSignedMaxValue(bits));
+      llvm::APInt value =
+          uns ? (isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits))
+              : (isMax ? llvm::APInt::getSignedMinValue(bits)
+                       : llvm::APInt::getSignedMaxValue(bits));
       init = llvm::ConstantInt::get(kb.context(), value);
     }
   }
@@ -73,9 +74,15 @@ uint32_t emitReduce(KernelBuilder& kb) {
       llvm::Value* a = b.CreateLoad(kb.elemType(type), acc);
       llvm::Value* next;
       switch (d.reduceKind) {
-        case ReduceKind::Max: next = kb.maxValue(x, a); break;
-        case ReduceKind::Min: next = kb.minValue(x, a); break;
-        default: next = fp ? b.CreateFAdd(a, x) : b.CreateAdd(a, x); break;
+        case ReduceKind::Max:
+          next = kb.maxValue(x, a);
+          break;
+        case ReduceKind::Min:
+          next = kb.minValue(x, a);
+          break;
+        default:
+          next = fp ? b.CreateFAdd(a, x) : b.CreateAdd(a, x);
+          break;
       }
       b.CreateStore(next, acc);
     });

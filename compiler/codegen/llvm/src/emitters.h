@@ -9,21 +9,21 @@ namespace kiln::codegen::detail {
 
 class KernelBuilder;
 
-uint32_t emitElementwise(KernelBuilder& kb);   // emit_elementwise.cpp
-uint32_t emitConv(KernelBuilder& kb);          // emit_conv.cpp
+uint32_t emitElementwise(KernelBuilder& kb);  // emit_elementwise.cpp
+uint32_t emitConv(KernelBuilder& kb);         // emit_conv.cpp
 // The register-tiled convolution, if it applies to the kernel and target (else false).
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled.cpp
-uint32_t emitMatMul(KernelBuilder& kb);        // emit_matmul.cpp
-uint32_t emitPool(KernelBuilder& kb);          // emit_pool.cpp
-uint32_t emitReduce(KernelBuilder& kb);        // emit_reduce.cpp
-uint32_t emitSoftmax(KernelBuilder& kb);       // emit_reduce.cpp
-uint32_t emitTranspose(KernelBuilder& kb);     // emit_data_movement.cpp
-uint32_t emitConcat(KernelBuilder& kb);        // emit_data_movement.cpp
-uint32_t emitSlice(KernelBuilder& kb);         // emit_data_movement.cpp
-uint32_t emitGather(KernelBuilder& kb);        // emit_data_movement.cpp
-uint32_t emitPad(KernelBuilder& kb);           // emit_data_movement.cpp
-uint32_t emitSplit(KernelBuilder& kb);         // emit_data_movement.cpp
-uint32_t emitTile(KernelBuilder& kb);          // emit_data_movement.cpp
+uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
+uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
+uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp
+uint32_t emitSoftmax(KernelBuilder& kb);                      // emit_reduce.cpp
+uint32_t emitTranspose(KernelBuilder& kb);                    // emit_data_movement.cpp
+uint32_t emitConcat(KernelBuilder& kb);                       // emit_data_movement.cpp
+uint32_t emitSlice(KernelBuilder& kb);                        // emit_data_movement.cpp
+uint32_t emitGather(KernelBuilder& kb);                       // emit_data_movement.cpp
+uint32_t emitPad(KernelBuilder& kb);                          // emit_data_movement.cpp
+uint32_t emitSplit(KernelBuilder& kb);                        // emit_data_movement.cpp
+uint32_t emitTile(KernelBuilder& kb);                         // emit_data_movement.cpp
 
 // Workgroup counts: a workgroup should get at least this many elements' worth of work.
 constexpr int64_t kMinElementsPerWorkgroup = 4096;

@@ -41,16 +41,15 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& shape,
   return strides;
 }
 
-KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name,
-                             const KernelDesc& desc, const EmitTarget& target)
+KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name, const KernelDesc& desc,
+                             const EmitTarget& target)
     : module_(module), desc_(desc), target_(target), builder_(module.getContext()) {
   llvm::LLVMContext& ctx = module.getContext();
   indexType_ = llvm::IntegerType::get(ctx, target.pointerBits);
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* voidTy = llvm::Type::getVoidTy(ctx);
-  unsigned bindingCount =
-      static_cast<unsigned>(desc.inputs.size() + 1 + desc.extraOutputs.size());
+  unsigned bindingCount = static_cast<unsigned>(desc.inputs.size() + 1 + desc.extraOutputs.size());
 
   // The ABI entry point: void(void* const* bindings, uint32_t id, uint32_t count).
   auto* entryType = llvm::FunctionType::get(voidTy, {ptr, i32, i32}, false);
@@ -66,8 +65,8 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name,
   bodyParams.push_back(i32);
   bodyParams.push_back(i32);
   auto* bodyType = llvm::FunctionType::get(voidTy, bodyParams, false);
-  body_ = llvm::Function::Create(bodyType, llvm::GlobalValue::InternalLinkage, name + ".body",
-                                 module);
+  body_ =
+      llvm::Function::Create(bodyType, llvm::GlobalValue::InternalLinkage, name + ".body", module);
   addCommonAttributes(body_, target);
   body_->addFnAttr(llvm::Attribute::AlwaysInline);
   for (unsigned i = 0; i < bindingCount; ++i) {
@@ -112,13 +111,19 @@ llvm::Function* KernelBuilder::finish() {
 llvm::Type* KernelBuilder::elemType(ElemType type) {
   llvm::LLVMContext& ctx = context();
   switch (type) {
-    case ElemType::F32: return llvm::Type::getFloatTy(ctx);
+    case ElemType::F32:
+      return llvm::Type::getFloatTy(ctx);
     case ElemType::I8:
-    case ElemType::U8: return llvm::Type::getInt8Ty(ctx);
-    case ElemType::I16: return llvm::Type::getInt16Ty(ctx);
-    case ElemType::I32: return llvm::Type::getInt32Ty(ctx);
-    case ElemType::I64: return llvm::Type::getInt64Ty(ctx);
-    case ElemType::Bool: return llvm::Type::getInt1Ty(ctx);
+    case ElemType::U8:
+      return llvm::Type::getInt8Ty(ctx);
+    case ElemType::I16:
+      return llvm::Type::getInt16Ty(ctx);
+    case ElemType::I32:
+      return llvm::Type::getInt32Ty(ctx);
+    case ElemType::I64:
+      return llvm::Type::getInt64Ty(ctx);
+    case ElemType::Bool:
+      return llvm::Type::getInt1Ty(ctx);
   }
   return nullptr;
 }
@@ -157,8 +162,7 @@ void KernelBuilder::store(unsigned binding, ElemType type, llvm::Value* linearIn
   builder_.CreateAlignedStore(value, address, llvm::Align(elemSize(type)));
 }
 
-llvm::Value* KernelBuilder::loadVector(unsigned binding, llvm::Value* linearIndex,
-                                       unsigned lanes) {
+llvm::Value* KernelBuilder::loadVector(unsigned binding, llvm::Value* linearIndex, unsigned lanes) {
   auto* type = llvm::FixedVectorType::get(builder_.getFloatTy(), lanes);
   llvm::Value* address =
       builder_.CreateInBoundsGEP(builder_.getFloatTy(), bindings_.at(binding), linearIndex);
@@ -248,9 +252,9 @@ llvm::Value* KernelBuilder::linearize(const std::vector<llvm::Value*>& coords,
   llvm::Value* result = index(0);
   for (size_t i = 0; i < coords.size(); ++i) {
     if (strides[i] == 0) continue;
-    llvm::Value* term = strides[i] == 1 ? coords[i]
-                                        : builder_.CreateMul(coords[i], index(strides[i]), "",
-                                                             false, true);
+    llvm::Value* term = strides[i] == 1
+                            ? coords[i]
+                            : builder_.CreateMul(coords[i], index(strides[i]), "", false, true);
     result = builder_.CreateAdd(result, term, "", false, true);
   }
   return result;
@@ -272,15 +276,19 @@ llvm::Value* KernelBuilder::minValue(llvm::Value* a, llvm::Value* b) {
 
 llvm::Value* KernelBuilder::applyEpilogue(const Epilogue& epilogue, llvm::Value* value) {
   switch (epilogue.act) {
-    case Activation::None: return value;
-    case Activation::Relu: return maxValue(value, f32(0.0f));
+    case Activation::None:
+      return value;
+    case Activation::Relu:
+      return maxValue(value, f32(0.0f));
     case Activation::Clip:
       return minValue(maxValue(value, f32(epilogue.alpha)), f32(epilogue.beta));
     case Activation::LeakyRelu:
       return builder_.CreateSelect(builder_.CreateFCmpOLT(value, f32(0.0f)),
                                    builder_.CreateFMul(value, f32(epilogue.alpha)), value);
-    case Activation::Sigmoid: return emitSigmoid(*this, value);
-    case Activation::Tanh: return emitTanh(*this, value);
+    case Activation::Sigmoid:
+      return emitSigmoid(*this, value);
+    case Activation::Tanh:
+      return emitTanh(*this, value);
   }
   return value;
 }

@@ -4,13 +4,13 @@
 // over workgroups, and float helpers that never become library calls.
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/Module.h>
 
 #include "kiln/codegen/kernel_desc.h"
 

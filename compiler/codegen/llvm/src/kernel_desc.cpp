@@ -10,24 +10,38 @@ namespace kiln::codegen {
 
 uint32_t elemSize(ElemType type) {
   switch (type) {
-    case ElemType::F32: return 4;
-    case ElemType::I8: case ElemType::U8: case ElemType::Bool: return 1;
-    case ElemType::I16: return 2;
-    case ElemType::I32: return 4;
-    case ElemType::I64: return 8;
+    case ElemType::F32:
+      return 4;
+    case ElemType::I8:
+    case ElemType::U8:
+    case ElemType::Bool:
+      return 1;
+    case ElemType::I16:
+      return 2;
+    case ElemType::I32:
+      return 4;
+    case ElemType::I64:
+      return 8;
   }
   return 0;
 }
 
 const char* elemTypeName(ElemType type) {
   switch (type) {
-    case ElemType::F32: return "f32";
-    case ElemType::I8: return "i8";
-    case ElemType::U8: return "u8";
-    case ElemType::I16: return "i16";
-    case ElemType::I32: return "i32";
-    case ElemType::I64: return "i64";
-    case ElemType::Bool: return "bool";
+    case ElemType::F32:
+      return "f32";
+    case ElemType::I8:
+      return "i8";
+    case ElemType::U8:
+      return "u8";
+    case ElemType::I16:
+      return "i16";
+    case ElemType::I32:
+      return "i32";
+    case ElemType::I64:
+      return "i64";
+    case ElemType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -124,8 +138,8 @@ std::string KernelDesc::key() const {
   switch (kind) {
     case KernelKind::Elementwise:
       for (const ExprNode& n : expr.nodes) {
-        os << " {" << static_cast<int>(n.op) << ' ' << static_cast<int>(n.type) << ' ' << n.a
-           << ' ' << n.b << ' ' << n.c << ' ' << n.input << ' ' << n.alpha << ' ' << n.beta << '}';
+        os << " {" << static_cast<int>(n.op) << ' ' << static_cast<int>(n.type) << ' ' << n.a << ' '
+           << n.b << ' ' << n.c << ' ' << n.input << ' ' << n.alpha << ' ' << n.beta << '}';
       }
       break;
     case KernelKind::Conv:
@@ -151,8 +165,11 @@ std::string KernelDesc::key() const {
     case KernelKind::Split:
       os << " axis" << axis << " log" << logSoftmax;
       break;
-    case KernelKind::Transpose: printList(os, " perm", perm); break;
-    case KernelKind::Tile: break;  // fully described by the shapes
+    case KernelKind::Transpose:
+      printList(os, " perm", perm);
+      break;
+    case KernelKind::Tile:
+      break;  // fully described by the shapes
     case KernelKind::Slice:
     case KernelKind::Pad:
       printList(os, " starts", starts);

@@ -11,19 +11,32 @@ namespace {
 
 const char* kindName(KernelKind kind) {
   switch (kind) {
-    case KernelKind::Elementwise: return "elementwise";
-    case KernelKind::Conv: return "conv";
-    case KernelKind::MatMul: return "matmul";
-    case KernelKind::Pool: return "pool";
-    case KernelKind::Reduce: return "reduce";
-    case KernelKind::Softmax: return "softmax";
-    case KernelKind::Transpose: return "transpose";
-    case KernelKind::Concat: return "concat";
-    case KernelKind::Slice: return "slice";
-    case KernelKind::Gather: return "gather";
-    case KernelKind::Pad: return "pad";
-    case KernelKind::Split: return "split";
-    case KernelKind::Tile: return "tile";
+    case KernelKind::Elementwise:
+      return "elementwise";
+    case KernelKind::Conv:
+      return "conv";
+    case KernelKind::MatMul:
+      return "matmul";
+    case KernelKind::Pool:
+      return "pool";
+    case KernelKind::Reduce:
+      return "reduce";
+    case KernelKind::Softmax:
+      return "softmax";
+    case KernelKind::Transpose:
+      return "transpose";
+    case KernelKind::Concat:
+      return "concat";
+    case KernelKind::Slice:
+      return "slice";
+    case KernelKind::Gather:
+      return "gather";
+    case KernelKind::Pad:
+      return "pad";
+    case KernelKind::Split:
+      return "split";
+    case KernelKind::Tile:
+      return "tile";
   }
   return "?";
 }
@@ -44,8 +57,8 @@ class Checker {
     require(b.shape.size() == r, std::string(which) + " must have rank " + std::to_string(r));
   }
   void f32(const BufferDesc& b) const {
-    require(b.type == ElemType::F32, std::string("dtype ") + elemTypeName(b.type) +
-                                         " is not supported (f32 only)");
+    require(b.type == ElemType::F32,
+            std::string("dtype ") + elemTypeName(b.type) + " is not supported (f32 only)");
   }
 
  private:
@@ -137,9 +150,9 @@ void verifyKernel(const KernelDesc& d) {
       break;
     case KernelKind::Slice:
       c.inputCount(1, 1);
-      c.require(d.starts.size() == d.inputs[0].shape.size() &&
-                    d.steps.size() == d.inputs[0].shape.size(),
-                "starts/steps size");
+      c.require(
+          d.starts.size() == d.inputs[0].shape.size() && d.steps.size() == d.inputs[0].shape.size(),
+          "starts/steps size");
       break;
     case KernelKind::Gather:
       c.inputCount(2, 2);

@@ -20,7 +20,9 @@ struct Builder {
 
   int in(int i, ElemType t) { return e.addInput(i, t); }
   int c(double v) { return e.addConstant(v, type); }
-  int un(ExprOp op, int a, double alpha = 0, double beta = 0) { return e.addUnary(op, a, alpha, beta); }
+  int un(ExprOp op, int a, double alpha = 0, double beta = 0) {
+    return e.addUnary(op, a, alpha, beta);
+  }
   int bin(ExprOp op, int a, int b) { return e.addBinary(op, a, b); }
   int where(int cond, int a, int b) { return e.addWhere(cond, a, b); }
 };
@@ -48,24 +50,62 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
   const ir::AttributeMap& attrs = op.attrs();
   int x = b.in(0, t);
   switch (op.kind()) {
-    case OpKind::Abs: b.un(ExprOp::Abs, x); break;
-    case OpKind::Neg: b.un(ExprOp::Neg, x); break;
-    case OpKind::Relu: b.un(ExprOp::Relu, x); break;
-    case OpKind::Exp: floatOnly(); b.un(ExprOp::Exp, x); break;
-    case OpKind::Log: floatOnly(); b.un(ExprOp::Log, x); break;
-    case OpKind::Sqrt: floatOnly(); b.un(ExprOp::Sqrt, x); break;
-    case OpKind::Reciprocal: floatOnly(); b.bin(ExprOp::Div, b.c(1), x); break;
-    case OpKind::Sigmoid: floatOnly(); b.un(ExprOp::Sigmoid, x); break;
-    case OpKind::Tanh: floatOnly(); b.un(ExprOp::Tanh, x); break;
-    case OpKind::Erf: floatOnly(); b.un(ExprOp::Erf, x); break;
-    case OpKind::Floor: floatOnly(); b.un(ExprOp::Floor, x); break;
-    case OpKind::Ceil: floatOnly(); b.un(ExprOp::Ceil, x); break;
-    case OpKind::Not: b.un(ExprOp::Not, x); break;
+    case OpKind::Abs:
+      b.un(ExprOp::Abs, x);
+      break;
+    case OpKind::Neg:
+      b.un(ExprOp::Neg, x);
+      break;
+    case OpKind::Relu:
+      b.un(ExprOp::Relu, x);
+      break;
+    case OpKind::Exp:
+      floatOnly();
+      b.un(ExprOp::Exp, x);
+      break;
+    case OpKind::Log:
+      floatOnly();
+      b.un(ExprOp::Log, x);
+      break;
+    case OpKind::Sqrt:
+      floatOnly();
+      b.un(ExprOp::Sqrt, x);
+      break;
+    case OpKind::Reciprocal:
+      floatOnly();
+      b.bin(ExprOp::Div, b.c(1), x);
+      break;
+    case OpKind::Sigmoid:
+      floatOnly();
+      b.un(ExprOp::Sigmoid, x);
+      break;
+    case OpKind::Tanh:
+      floatOnly();
+      b.un(ExprOp::Tanh, x);
+      break;
+    case OpKind::Erf:
+      floatOnly();
+      b.un(ExprOp::Erf, x);
+      break;
+    case OpKind::Floor:
+      floatOnly();
+      b.un(ExprOp::Floor, x);
+      break;
+    case OpKind::Ceil:
+      floatOnly();
+      b.un(ExprOp::Ceil, x);
+      break;
+    case OpKind::Not:
+      b.un(ExprOp::Not, x);
+      break;
     case OpKind::Sign:
       b.where(b.bin(ExprOp::Greater, x, b.c(0)), b.c(1),
               b.where(b.bin(ExprOp::Less, x, b.c(0)), b.c(-1), b.c(0)));
       break;
-    case OpKind::LeakyRelu: floatOnly(); b.un(ExprOp::LeakyRelu, x, attrs.getFloat("alpha", 0.01f)); break;
+    case OpKind::LeakyRelu:
+      floatOnly();
+      b.un(ExprOp::LeakyRelu, x, attrs.getFloat("alpha", 0.01f));
+      break;
     case OpKind::Elu: {
       floatOnly();
       double alpha = attrs.getFloat("alpha", 1.0f);
@@ -131,21 +171,36 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
       }
       break;
     }
-    case OpKind::Cast: desc.expr.addCast(x, desc.output.type); break;
-    case OpKind::Expand: break;  // the input alone: a broadcast copy
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-    case OpKind::And: case OpKind::Or: case OpKind::Xor: {
+    case OpKind::Cast:
+      desc.expr.addCast(x, desc.output.type);
+      break;
+    case OpKind::Expand:
+      break;  // the input alone: a broadcast copy
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor: {
       int y = b.in(1, desc.inputs[1].type);
-      ExprOp e = op.kind() == OpKind::Add ? ExprOp::Add : op.kind() == OpKind::Sub ? ExprOp::Sub
-               : op.kind() == OpKind::Mul ? ExprOp::Mul : op.kind() == OpKind::Div ? ExprOp::Div
-               : op.kind() == OpKind::And ? ExprOp::And : op.kind() == OpKind::Or ? ExprOp::Or
-               : ExprOp::Xor;
+      ExprOp e = op.kind() == OpKind::Add   ? ExprOp::Add
+                 : op.kind() == OpKind::Sub ? ExprOp::Sub
+                 : op.kind() == OpKind::Mul ? ExprOp::Mul
+                 : op.kind() == OpKind::Div ? ExprOp::Div
+                 : op.kind() == OpKind::And ? ExprOp::And
+                 : op.kind() == OpKind::Or  ? ExprOp::Or
+                                            : ExprOp::Xor;
       b.bin(e, x, y);
       break;
     }
-    case OpKind::Max: case OpKind::Min: case OpKind::Sum: case OpKind::Mean: {
-      ExprOp e = op.kind() == OpKind::Max ? ExprOp::Max
-               : op.kind() == OpKind::Min ? ExprOp::Min : ExprOp::Add;
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Sum:
+    case OpKind::Mean: {
+      ExprOp e = op.kind() == OpKind::Max   ? ExprOp::Max
+                 : op.kind() == OpKind::Min ? ExprOp::Min
+                                            : ExprOp::Add;
       int acc = x;
       for (size_t i = 1; i < desc.inputs.size(); ++i) acc = b.bin(e, acc, b.in(int(i), t));
       if (op.kind() == OpKind::Mean) {
@@ -166,10 +221,22 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
         // A constant exponent stays a runtime binding (input 1) but is not read.
         double p = ir::constantDoubles(exponent).at(0);
         if (p == 1) break;  // the input itself
-        if (p == 2) { b.bin(ExprOp::Mul, x, x); break; }
-        if (p == 3) { b.bin(ExprOp::Mul, b.bin(ExprOp::Mul, x, x), x); break; }
-        if (p == 0.5) { b.un(ExprOp::Sqrt, x); break; }
-        if (p == -1) { b.bin(ExprOp::Div, b.c(1), x); break; }
+        if (p == 2) {
+          b.bin(ExprOp::Mul, x, x);
+          break;
+        }
+        if (p == 3) {
+          b.bin(ExprOp::Mul, b.bin(ExprOp::Mul, x, x), x);
+          break;
+        }
+        if (p == 0.5) {
+          b.un(ExprOp::Sqrt, x);
+          break;
+        }
+        if (p == -1) {
+          b.bin(ExprOp::Div, b.c(1), x);
+          break;
+        }
       }
       int y = b.in(1, desc.inputs[1].type);
       if (desc.inputs[1].type != t) y = desc.expr.addCast(y, t);
@@ -177,9 +244,15 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
       b.un(ExprOp::Exp, b.bin(ExprOp::Mul, y, b.un(ExprOp::Log, x)));
       break;
     }
-    case OpKind::Equal: b.bin(ExprOp::Equal, x, b.in(1, desc.inputs[1].type)); break;
-    case OpKind::Less: b.bin(ExprOp::Less, x, b.in(1, desc.inputs[1].type)); break;
-    case OpKind::Greater: b.bin(ExprOp::Greater, x, b.in(1, desc.inputs[1].type)); break;
+    case OpKind::Equal:
+      b.bin(ExprOp::Equal, x, b.in(1, desc.inputs[1].type));
+      break;
+    case OpKind::Less:
+      b.bin(ExprOp::Less, x, b.in(1, desc.inputs[1].type));
+      break;
+    case OpKind::Greater:
+      b.bin(ExprOp::Greater, x, b.in(1, desc.inputs[1].type));
+      break;
     case OpKind::LessOrEqual:
       b.un(ExprOp::Not, b.bin(ExprOp::Greater, x, b.in(1, desc.inputs[1].type)));
       break;

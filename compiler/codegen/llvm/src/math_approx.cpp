@@ -3,10 +3,10 @@
 // float operations become the target's soft-float arithmetic).
 #include "math_approx.h"
 
-#include <initializer_list>
-
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+
+#include <initializer_list>
 
 #include "kernel_builder.h"
 
@@ -46,14 +46,15 @@ llvm::Value* emitExp(KernelBuilder& kb, llvm::Value* x) {
   llvm::Value* overflow = b.CreateFCmpOGT(x, kb.f32(88.72283f));
   llvm::Value* clamped = kb.minValue(kb.maxValue(x, kb.f32(-87.33654f)), kb.f32(88.3762626647949f));
   // x = n ln2 + r, |r| <= ln2/2; ln2 split in two parts for an exact product.
-  llvm::Value* n = floorToInt(kb, b.CreateFAdd(b.CreateFMul(clamped, kb.f32(1.44269504088896341f)),
-                                               kb.f32(0.5f)));
+  llvm::Value* n = floorToInt(
+      kb, b.CreateFAdd(b.CreateFMul(clamped, kb.f32(1.44269504088896341f)), kb.f32(0.5f)));
   llvm::Value* nf = b.CreateSIToFP(n, b.getFloatTy());
   llvm::Value* r = b.CreateFSub(clamped, b.CreateFMul(nf, kb.f32(0.693359375f)));
   r = b.CreateFSub(r, b.CreateFMul(nf, kb.f32(-2.12194440e-4f)));
   llvm::Value* r2 = b.CreateFMul(r, r);
-  llvm::Value* p = polynomial(kb, r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
+  llvm::Value* p = polynomial(kb, r,
+                              {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                               4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
   llvm::Value* y = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, r2), r), kb.f32(1.0f));
   y = b.CreateFMul(y, powerOfTwo(kb, n));
   llvm::Value* infinity = kb.f32(__builtin_inff());
@@ -65,16 +66,18 @@ llvm::Value* emitLog(KernelBuilder& kb, llvm::Value* x) {
   // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log x = log m + e ln2.
   llvm::Value* bits = b.CreateBitCast(x, b.getInt32Ty());
   llvm::Value* e = b.CreateSub(b.CreateLShr(bits, 23), b.getInt32(127));
-  llvm::Value* mBits = b.CreateOr(b.CreateAnd(bits, b.getInt32(0x007fffff)), b.getInt32(0x3f800000));
+  llvm::Value* mBits =
+      b.CreateOr(b.CreateAnd(bits, b.getInt32(0x007fffff)), b.getInt32(0x3f800000));
   llvm::Value* m = b.CreateBitCast(mBits, b.getFloatTy());  // [1, 2)
   llvm::Value* big = b.CreateFCmpOGT(m, kb.f32(1.41421356f));
   m = b.CreateSelect(big, b.CreateFMul(m, kb.f32(0.5f)), m);
   e = b.CreateAdd(e, b.CreateZExt(big, b.getInt32Ty()));
   llvm::Value* f = b.CreateFSub(m, kb.f32(1.0f));
   llvm::Value* f2 = b.CreateFMul(f, f);
-  llvm::Value* p = polynomial(kb, f, {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f,
-                                      -1.2420140846e-1f, 1.4249322787e-1f, -1.6668057665e-1f,
-                                      2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f});
+  llvm::Value* p = polynomial(
+      kb, f,
+      {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+       -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f});
   llvm::Value* y = b.CreateFMul(b.CreateFMul(p, f), f2);
   llvm::Value* ef = b.CreateSIToFP(e, b.getFloatTy());
   y = b.CreateFAdd(y, b.CreateFMul(ef, kb.f32(-2.12194440e-4f)));
@@ -99,12 +102,13 @@ llvm::Value* emitTanh(KernelBuilder& kb, llvm::Value* x) {
   llvm::Value* ax = b.CreateSelect(negative, b.CreateFNeg(x), x);
   // Small |x|: odd polynomial (no cancellation); otherwise 1 - 2 / (exp(2|x|) + 1).
   llvm::Value* z = b.CreateFMul(x, x);
-  llvm::Value* p = polynomial(kb, z, {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
-                                      1.33314422036e-1f, -3.33332819422e-1f});
+  llvm::Value* p = polynomial(kb, z,
+                              {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                               1.33314422036e-1f, -3.33332819422e-1f});
   llvm::Value* small = b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, z), x), x);
   llvm::Value* e = emitExp(kb, b.CreateFMul(ax, kb.f32(2.0f)));
-  llvm::Value* large = b.CreateFSub(kb.f32(1.0f),
-                                    b.CreateFDiv(kb.f32(2.0f), b.CreateFAdd(e, kb.f32(1.0f))));
+  llvm::Value* large =
+      b.CreateFSub(kb.f32(1.0f), b.CreateFDiv(kb.f32(2.0f), b.CreateFAdd(e, kb.f32(1.0f))));
   large = b.CreateSelect(negative, b.CreateFNeg(large), large);
   return b.CreateSelect(b.CreateFCmpOLT(ax, kb.f32(0.625f)), small, large);
 }
@@ -118,13 +122,12 @@ llvm::Value* emitErf(KernelBuilder& kb, llvm::Value* x) {
   llvm::Value* series = polynomial(kb, z, {1.0f / 216, -1.0f / 42, 1.0f / 10, -1.0f / 3, 1.0f});
   llvm::Value* small = b.CreateFMul(b.CreateFMul(series, x), kb.f32(1.12837916709551f));
   // Otherwise Abramowitz & Stegun 7.1.26 (absolute error < 1.5e-7).
-  llvm::Value* t = b.CreateFDiv(kb.f32(1.0f),
-                                b.CreateFAdd(kb.f32(1.0f), b.CreateFMul(ax, kb.f32(0.3275911f))));
+  llvm::Value* t =
+      b.CreateFDiv(kb.f32(1.0f), b.CreateFAdd(kb.f32(1.0f), b.CreateFMul(ax, kb.f32(0.3275911f))));
   llvm::Value* poly = b.CreateFMul(
       polynomial(kb, t, {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f}),
       t);
-  llvm::Value* large =
-      b.CreateFSub(kb.f32(1.0f), b.CreateFMul(poly, emitExp(kb, b.CreateFNeg(z))));
+  llvm::Value* large = b.CreateFSub(kb.f32(1.0f), b.CreateFMul(poly, emitExp(kb, b.CreateFNeg(z))));
   large = b.CreateSelect(negative, b.CreateFNeg(large), large);
   return b.CreateSelect(b.CreateFCmpOLT(ax, kb.f32(0.5f)), small, large);
 }

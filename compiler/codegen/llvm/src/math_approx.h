@@ -12,8 +12,8 @@ llvm::Value* emitExp(KernelBuilder& kb, llvm::Value* x);      // rel. error ~2 u
 llvm::Value* emitLog(KernelBuilder& kb, llvm::Value* x);      // natural log, x > 0
 llvm::Value* emitSigmoid(KernelBuilder& kb, llvm::Value* x);  // 1 / (1 + exp(-x))
 llvm::Value* emitTanh(KernelBuilder& kb, llvm::Value* x);
-llvm::Value* emitErf(KernelBuilder& kb, llvm::Value* x);      // abs. error < 2e-7
-llvm::Value* emitFloor(KernelBuilder& kb, llvm::Value* x);    // exact
-llvm::Value* emitSqrt(KernelBuilder& kb, llvm::Value* x);     // instruction or Newton steps
+llvm::Value* emitErf(KernelBuilder& kb, llvm::Value* x);    // abs. error < 2e-7
+llvm::Value* emitFloor(KernelBuilder& kb, llvm::Value* x);  // exact
+llvm::Value* emitSqrt(KernelBuilder& kb, llvm::Value* x);   // instruction or Newton steps
 
 }  // namespace kiln::codegen::detail

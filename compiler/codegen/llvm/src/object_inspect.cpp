@@ -2,12 +2,12 @@
 // function: its address, then the ULEB128 frame size) and the undefined symbols.
 #include "object_inspect.h"
 
-#include <algorithm>
-
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/LEB128.h>
 #include <llvm/Support/MemoryBuffer.h>
+
+#include <algorithm>
 
 #include "codegen_error.h"
 
@@ -16,7 +16,8 @@ namespace kiln::codegen::detail {
 ObjectFacts inspectObject(const std::vector<uint8_t>& object) {
   ObjectFacts facts;
   llvm::StringRef data(reinterpret_cast<const char*>(object.data()), object.size());
-  auto parsed = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "kernels.o"));
+  auto parsed =
+      llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(data, "kernels.o"));
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
     fail("internal error: LLVM produced an unreadable object file");

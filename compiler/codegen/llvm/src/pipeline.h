@@ -1,11 +1,11 @@
 // The LLVM optimisation pipeline and object emission for a finished kernel module.
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
+
+#include <cstdint>
+#include <vector>
 
 namespace kiln::codegen::detail {
 

@@ -3,10 +3,6 @@
 // optimiser keeps them until instruction selection emits the calls that use them.
 #include "soft_float.h"
 
-#include <set>
-#include <string>
-#include <vector>
-
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/CodeGen/TargetLowering.h>
 #include <llvm/CodeGen/TargetSubtargetInfo.h>
@@ -15,6 +11,10 @@
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include <set>
+#include <string>
+#include <vector>
 
 #include "codegen_error.h"
 
@@ -28,17 +28,16 @@ const char kSoftFloatIr[] =
 // The f32 operations kernels may leave to the soft-float library.
 const llvm::RTLIB::Libcall kFloatCalls[] = {
     llvm::RTLIB::ADD_F32,          llvm::RTLIB::SUB_F32,          llvm::RTLIB::MUL_F32,
-    llvm::RTLIB::DIV_F32,          llvm::RTLIB::OEQ_F32,
-    llvm::RTLIB::UNE_F32,          llvm::RTLIB::OGE_F32,          llvm::RTLIB::OLT_F32,
-    llvm::RTLIB::OLE_F32,          llvm::RTLIB::OGT_F32,          llvm::RTLIB::UO_F32,
-    llvm::RTLIB::FPTOSINT_F32_I32, llvm::RTLIB::FPTOUINT_F32_I32, llvm::RTLIB::SINTTOFP_I32_F32,
-    llvm::RTLIB::UINTTOFP_I32_F32,
+    llvm::RTLIB::DIV_F32,          llvm::RTLIB::OEQ_F32,          llvm::RTLIB::UNE_F32,
+    llvm::RTLIB::OGE_F32,          llvm::RTLIB::OLT_F32,          llvm::RTLIB::OLE_F32,
+    llvm::RTLIB::OGT_F32,          llvm::RTLIB::UO_F32,           llvm::RTLIB::FPTOSINT_F32_I32,
+    llvm::RTLIB::FPTOUINT_F32_I32, llvm::RTLIB::SINTTOFP_I32_F32, llvm::RTLIB::UINTTOFP_I32_F32,
 };
 
 // Names the back end of `machine` gives those calls (they differ between ARM triples).
-std::set<std::string> libcallNames(llvm::TargetMachine& machine, const llvm::Function& anyFunction) {
-  const llvm::TargetLowering* lowering =
-      machine.getSubtargetImpl(anyFunction)->getTargetLowering();
+std::set<std::string> libcallNames(llvm::TargetMachine& machine,
+                                   const llvm::Function& anyFunction) {
+  const llvm::TargetLowering* lowering = machine.getSubtargetImpl(anyFunction)->getTargetLowering();
   std::set<std::string> names;
   for (llvm::RTLIB::Libcall call : kFloatCalls) {
     if (const char* name = lowering->getLibcallName(call)) names.insert(name);
@@ -63,7 +62,8 @@ void linkSoftFloatRoutines(llvm::Module& module, llvm::TargetMachine& machine,
   if (!routines) fail("internal error: soft-float IR does not parse: " + error.getMessage().str());
   routines->setTargetTriple(module.getTargetTriple());
   routines->setDataLayout(module.getDataLayout());
-  if (llvm::NamedMDNode* flags = routines->getModuleFlagsMetadata()) routines->eraseNamedMetadata(flags);
+  if (llvm::NamedMDNode* flags = routines->getModuleFlagsMetadata())
+    routines->eraseNamedMetadata(flags);
   if (llvm::NamedMDNode* ident = routines->getNamedMetadata("llvm.ident")) {
     routines->eraseNamedMetadata(ident);
   }

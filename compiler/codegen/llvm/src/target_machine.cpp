@@ -2,16 +2,16 @@
 // against LLVM's registry, the features recorded in the artifact, and TargetMachine creation.
 #include "target_machine.h"
 
-#include <algorithm>
-#include <mutex>
-#include <string>
-#include <vector>
-
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "codegen_error.h"
 #include "target_llvm.h"
@@ -103,9 +103,8 @@ void validateWithLlvm(TargetConfig& config) {
       fail("malformed --target-features entry '" + item + "': expected +name or -name");
     }
     std::string name = item.substr(1);
-    bool found = std::any_of(known.begin(), known.end(), [&](const llvm::SubtargetFeatureKV& kv) {
-      return name == kv.Key;
-    });
+    bool found = std::any_of(known.begin(), known.end(),
+                             [&](const llvm::SubtargetFeatureKV& kv) { return name == kv.Key; });
     if (!found) fail("unknown --target-features entry '" + item + "' for triple " + config.triple);
   }
 

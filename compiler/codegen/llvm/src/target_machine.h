@@ -1,9 +1,9 @@
 // Creating the LLVM TargetMachine for a resolved TargetConfig (LLVM side of the target layer).
 #pragma once
 
-#include <memory>
-
 #include <llvm/Target/TargetMachine.h>
+
+#include <memory>
 
 #include "kiln/codegen/target_config.h"
 

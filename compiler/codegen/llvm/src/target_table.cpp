@@ -86,11 +86,16 @@ const std::vector<std::string>& targetNames() {
 
 const char* archName(TargetArch arch) {
   switch (arch) {
-    case TargetArch::X86_64: return "x86_64";
-    case TargetArch::AArch64: return "aarch64";
-    case TargetArch::RiscV64: return "riscv64";
-    case TargetArch::Arm32: return "arm";
-    case TargetArch::RiscV32: return "riscv32";
+    case TargetArch::X86_64:
+      return "x86_64";
+    case TargetArch::AArch64:
+      return "aarch64";
+    case TargetArch::RiscV64:
+      return "riscv64";
+    case TargetArch::Arm32:
+      return "arm";
+    case TargetArch::RiscV32:
+      return "riscv32";
   }
   return "?";
 }
@@ -125,8 +130,8 @@ TargetConfig resolveTarget(const TargetRequest& request) {
   }
   if (!request.cpu.empty()) config.cpu = request.cpu;
   if (!request.features.empty()) {
-    config.features = config.features.empty() ? request.features
-                                               : config.features + "," + request.features;
+    config.features =
+        config.features.empty() ? request.features : config.features + "," + request.features;
   }
   if (config.triple.empty()) fail("--target=custom needs --target-triple");
 

@@ -30,23 +30,43 @@ enum class ExprOp : uint8_t {
   Input,     // value of input `input`, broadcast (numpy rules) to the output shape
   Constant,  // `alpha`
   // unary
-  Neg, Abs, Relu, Sigmoid, Tanh, Exp, Log, Erf, Sqrt, Floor, Ceil, Not,
+  Neg,
+  Abs,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Exp,
+  Log,
+  Erf,
+  Sqrt,
+  Floor,
+  Ceil,
+  Not,
   LeakyRelu,  // alpha
   Clip,       // min = alpha, max = beta
   Cast,       // to the node's type
   // binary
-  Add, Sub, Mul, Div, Max, Min,
-  And, Or, Xor,          // Bool
-  Equal, Less, Greater,  // result Bool
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  And,
+  Or,
+  Xor,  // Bool
+  Equal,
+  Less,
+  Greater,  // result Bool
   // ternary
   Where,  // a ? b : c
 };
 
 struct ExprNode {
   ExprOp op = ExprOp::Input;
-  ElemType type = ElemType::F32;  // type of the result
-  int32_t a = -1, b = -1, c = -1; // operand node indices (earlier nodes)
-  int32_t input = -1;             // for Input: kernel input index
+  ElemType type = ElemType::F32;   // type of the result
+  int32_t a = -1, b = -1, c = -1;  // operand node indices (earlier nodes)
+  int32_t input = -1;              // for Input: kernel input index
   double alpha = 0, beta = 0;
 };
 
@@ -107,7 +127,7 @@ struct KernelDesc {
   std::array<int64_t, 2> kernelShape{1, 1};  // Pool only (Conv reads it from W)
   std::array<int64_t, 2> strides{1, 1};
   std::array<int64_t, 2> dilations{1, 1};
-  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  std::array<int64_t, 4> pads{0, 0, 0, 0};                      // top, left, bottom, right
   int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;  // Pool's KD; Conv reads W
   int64_t depthPadBegin = 0, depthPadEnd = 0;
   int64_t groups = 1;

@@ -35,7 +35,7 @@ struct TargetConfig {
   std::string features;  // LLVM feature string, comma separated
   TargetArch arch = TargetArch::X86_64;
   FloatAbi floatAbi = FloatAbi::Hard;
-  std::string abiName;   // RISC-V ABI (ilp32, ilp32f, lp64d); empty elsewhere
+  std::string abiName;  // RISC-V ABI (ilp32, ilp32f, lp64d); empty elsewhere
   KernelOutput output = KernelOutput::SharedElf;
   uint32_t pointerBits = 64;
   bool microcontroller = false;  // optimise for size (Os) and static relocation model
