@@ -1,8 +1,9 @@
 // Build-time generator of the standard test artifacts (the fuzzer's seed corpus and sample
-// inputs for `kiln dump`): writes <dir>/{static,static_nodebug,elf,external}.kiln and
-// external.constants.
+// inputs for `kiln dump`): writes <dir>/{static,static_nodebug,elf,external}.kiln,
+// external.constants, and m33.kiln + m33_expected.bin for the bare-metal test.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -36,5 +37,19 @@ int main(int argc, char** argv) {
             writeArtifact(standardSpec(Kernels::kStatic, Constants::kExternal)));
   writeFile(dir + "/external.constants", standardConstants());
   writeFile(dir + "/elf.kiln", writeArtifact(standardSpec(Kernels::kElf)));
+
+  // For the bare-metal Cortex-M33 test (tests/runtime/m33): the same artifact for 32-bit Arm
+  // with the hard-float ABI and DSP + FPv5 required, and its expected outputs.
+  ArtifactSpec m33 = standardSpec(Kernels::kStatic);
+  m33.arch = KILN_ARCH_ARM;
+  m33.abi = KILN_ABI_EABI_HARD;
+  m33.cpuFeatures = KILN_ARM_DSP | KILN_ARM_FPV5_SP;
+  writeFile(dir + "/m33.kiln", writeArtifact(m33));
+  MainResult want = referenceMain(sampleX(), sampleY());
+  std::vector<uint8_t> expected(33 * sizeof(float));
+  std::memcpy(expected.data(), want.out.data(), 64);
+  std::memcpy(expected.data() + 64, &want.total, 4);
+  std::memcpy(expected.data() + 68, want.twice.data(), 64);
+  writeFile(dir + "/m33_expected.bin", expected);
   return 0;
 }
