@@ -156,6 +156,11 @@ extern "C" kiln_status_t kiln_module_load(const void* artifact, size_t size,
     return diag.fail(KILN_ERROR_INVALID_ARGUMENT,
                      "kiln_module_load: NULL artifact, memory or out_module");
   }
+  if (opts.kernel_library_count != 0 && !opts.kernel_libraries) {
+    return diag.fail(KILN_ERROR_INVALID_ARGUMENT,
+                     "kiln_load_options: kernel_library_count is {} but kernel_libraries is NULL",
+                     opts.kernel_library_count);
+  }
   if (reinterpret_cast<uintptr_t>(artifact) % KILN_ALIGNMENT != 0) {
     return diag.fail(KILN_ERROR_INVALID_ARGUMENT, "artifact buffer is not 64-byte aligned");
   }

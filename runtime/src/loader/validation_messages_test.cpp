@@ -279,6 +279,22 @@ TEST(ApiMessages, ModuleMemoryTooSmall) {
   EXPECT_STREQ(error, "kiln_module_load: NULL artifact, memory or out_module");
 }
 
+TEST(ApiMessages, LibraryCountWithoutLibraries) {
+  AlignedBuffer artifact(writeArtifact(standardSpec(Kernels::kStatic)));
+  AlignedBuffer memory(kiln_module_memory_size());
+  char error[160];
+  kiln_load_options options;
+  kiln_load_options_init(&options);
+  options.kernel_library_count = 2;
+  options.error = error;
+  options.error_capacity = sizeof error;
+  kiln_module* module = nullptr;
+  EXPECT_EQ(kiln_module_load(artifact.data(), artifact.size(), &options, memory.data(),
+                             memory.size(), &module),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(error, "kiln_load_options: kernel_library_count is 2 but kernel_libraries is NULL");
+}
+
 TEST(ApiMessages, ErrorBufferIsTruncatedSafely) {
   std::vector<uint8_t> bytes = writeArtifact(standardSpec(Kernels::kStatic));
   bytes[0] = 'X';
