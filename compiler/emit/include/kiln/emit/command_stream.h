@@ -8,6 +8,7 @@
 
 #include "kiln/format/artifact.h"
 #include "kiln/format/commands.h"
+#include "kiln/format/kernel_abi.h"
 
 namespace kiln::emit {
 
