@@ -42,7 +42,7 @@ typedef enum kiln_status_t {
   KILN_ERROR_OUT_OF_MEMORY = 9     /* host layer: an allocation failed */
 } kiln_status_t;
 
-/* Short fixed text for a status code ("malformed artifact", ...). */
+/* Short fixed text for a status code ("malformed artifact", ...; "" without messages). */
 const char* kiln_status_string(kiln_status_t status);
 
 /* Runtime version (KILN_VERSION_*) and the newest artifact format it reads. */
@@ -180,7 +180,9 @@ typedef struct kiln_context kiln_context;
 /* Bytes (including the arena) a context of `module` needs, for memory aligned to 64. */
 size_t kiln_context_memory_size(const kiln_module* module);
 
-/* Creates a context in `memory` (64-byte aligned). executor NULL = inline. */
+/* Creates a context in `memory` (64-byte aligned). executor NULL = inline. A context runs one
+ * call at a time; use one context per thread. Nothing needs releasing: the memory is the
+ * caller's. */
 kiln_status_t kiln_context_init(const kiln_module* module, const kiln_executor* executor,
                                 void* memory, size_t memory_size, kiln_context** out_context);
 
