@@ -104,8 +104,21 @@ CompiledModel compileModel(const CompileOptions& options) {
   return model;
 }
 
+namespace {
+
+// True if `a` and `b` name the same existing file.
+bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && std::filesystem::equivalent(a, b, ec);
+}
+
+}  // namespace
+
 CompileSummary compile(const CompileOptions& options) {
   if (options.outputPath.empty()) throw CompileError("no output file given (-o OUT.kiln)");
+  if (sameFile(options.outputPath, options.modelPath) ||
+      sameFile(options.externalConstantsPath, options.modelPath))
+    throw CompileError("the output would overwrite the model '" + options.modelPath.string() + "'");
   CompiledModel model = compileModel(options);
   // 5. write
   if (!options.externalConstantsPath.empty())

@@ -90,6 +90,15 @@ TEST(Driver, Errors) {
   CompileOptions badTarget = digitsOptions();
   badTarget.target.name = "pdp11";
   EXPECT_NE(errorOf(badTarget).find("pdp11"), std::string::npos);
+  CompileOptions overwrite = digitsOptions();
+  overwrite.outputPath = overwrite.modelPath;
+  try {
+    compile(overwrite);
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the output would overwrite the model '" + digitsModel() + "'");
+  }
   CompileOptions noOutput = digitsOptions();
   try {
     compile(noOutput);
