@@ -33,6 +33,40 @@ ir::Value* scalarConstant(OnnxTranslation& t, const std::string& hint, DType dty
   return t.graph.addConstant(t.graph.uniqueName(hint), type, ir::makeConstantBytes(type, values));
 }
 
+// How many results the IR op gets: the node's outputs up to the last present one, checked
+// against the op's fixed result count (extra outputs such as MaxPool's Indices are refused).
+size_t resultCount(OnnxTranslation& t, const OnnxNode& node, const ir::OpInfo& info) {
+  size_t count = 0;
+  for (size_t i = 0; i < node.outputNames.size(); ++i) {
+    if (!node.outputNames[i].empty()) count = i + 1;
+  }
+  if (info.numResults >= 0 && count > static_cast<size_t>(info.numResults)) {
+    t.fail(node, "output " + std::to_string(info.numResults) + " ('" +
+                     node.outputNames[info.numResults] + "') is not supported");
+  }
+  if (info.numResults >= 0) count = static_cast<size_t>(info.numResults);
+  for (size_t i = 0; i < count; ++i) {
+    if (i >= node.outputNames.size() || node.outputNames[i].empty()) {
+      t.fail(node, "output " + std::to_string(i) + " is absent; kiln needs it");
+    }
+  }
+  return count;
+}
+
+// ONNX left a dim unknown: the op's static operands (shape, axes...) whose contents the
+// importer tracked become constants, so that the IR rule can compute the type.
+void substituteTrackedOperands(OnnxTranslation& t, const ir::OpInfo& info,
+                               std::vector<ir::Value*>& operands) {
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!info.isStaticOperand(i) || !operands[i] || operands[i]->isConstant()) continue;
+    if (auto contents = t.shapeValues.get(operands[i])) {
+      const TensorType& type = operands[i]->type();
+      operands[i] = t.graph.addConstant(t.graph.uniqueName(operands[i]->name() + ".value"), type,
+                                        ir::makeConstantBytesInt(type, *contents));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpKind kind,
@@ -46,37 +80,16 @@ std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpK
                      (info.maxOperands < 0 ? std::string("any number")
                                            : std::to_string(info.maxOperands)));
   }
-  size_t numResults = 0;
-  for (size_t i = 0; i < node.outputNames.size(); ++i) {
-    if (!node.outputNames[i].empty()) numResults = i + 1;
-  }
-  if (info.numResults >= 0 && numResults > static_cast<size_t>(info.numResults)) {
-    t.fail(node, "output " + std::to_string(info.numResults) + " ('" +
-                     node.outputNames[info.numResults] + "') is not supported");
-  }
-  if (info.numResults >= 0) numResults = static_cast<size_t>(info.numResults);
-  std::vector<std::string> names;
-  bool allKnown = true;
+  const size_t numResults = resultCount(t, node, info);
+  std::vector<std::string> names(node.outputNames.begin(), node.outputNames.begin() + numResults);
   for (size_t i = 0; i < numResults; ++i) {
-    if (i >= node.outputNames.size() || node.outputNames[i].empty()) {
-      t.fail(node, "output " + std::to_string(i) + " is absent; kiln needs it");
-    }
-    names.push_back(node.outputNames[i]);
-    allKnown = allKnown && node.outputTypes[i].has_value();
-  }
-  // ONNX left a dim unknown: give the op its static operands (shape, axes...) as constants
-  // when their contents are known, so that the IR rule can compute the type.
-  if (!allKnown) {
-    for (size_t i = 0; i < operands.size(); ++i) {
-      if (!info.isStaticOperand(i) || !operands[i] || operands[i]->isConstant()) continue;
-      if (auto contents = t.shapeValues.get(operands[i])) {
-        operands[i] = t.graph.addConstant(t.graph.uniqueName(operands[i]->name() + ".value"),
-                                          operands[i]->type(),
-                                          ir::makeConstantBytesInt(operands[i]->type(), *contents));
-      }
+    if (!node.outputTypes[i]) {
+      substituteTrackedOperands(t, info, operands);
+      break;
     }
   }
-  // The IR's own rule must accept the node and agree with ONNX's shape inference.
+  // The IR's own rule must accept the node and agree with ONNX's shape inference; where ONNX
+  // left a dim unknown, the rule's type is used.
   ir::RuleResult inferred;
   try {
     inferred = ir::inferResultTypes(ir::RuleInput{kind, operands, attrs, numResults});
