@@ -255,6 +255,27 @@ TEST(DispatchLowering, ThreeDimensionalConvAndPool) {
   expectClose(run(text, {{"x", x}}, "a"), a);
 }
 
+TEST(DispatchLowering, PowFollowsCForNegativeBasesAndZero) {
+  std::string text = R"(graph @g {
+  input %x : f32[8]
+  input %y : f32[8]
+  %p = Pow(%x, %y) : f32[8]
+  output "p" = %p
+})";
+  std::vector<float> x = {2, -2, -2, -2, 0, 0, 0, 1.5f}, y = {0.5f, 2, 3, 0.5f, 2, 0, -1, -2};
+  std::vector<float> got = run(text, {{"x", x}, {"y", y}}, "p");
+  for (size_t i = 0; i < x.size(); ++i) {
+    float want = std::pow(x[i], y[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    } else if (std::isinf(want)) {
+      EXPECT_EQ(got[i], want) << i;
+    } else {
+      EXPECT_NEAR(got[i], want, 1e-5f * (1 + std::fabs(want))) << i;
+    }
+  }
+}
+
 void expectCompileError(const std::string& text, const std::string& message) {
   ir::DispatchGraph g = dispatchGraph(text);
   try {

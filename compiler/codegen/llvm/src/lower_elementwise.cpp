@@ -240,8 +240,17 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
       }
       int y = b.in(1, desc.inputs[1].type);
       if (desc.inputs[1].type != t) y = desc.expr.addCast(y, t);
-      // x^y = exp(y log x), for x > 0 (x = 0 gives 0 for y > 0); negative x gives NaN.
-      b.un(ExprOp::Exp, b.bin(ExprOp::Mul, y, b.un(ExprOp::Log, x)));
+      // |x|^y = exp(y log|x|); a negative base needs an integer exponent (an odd one flips
+      // the sign), else NaN; x^0 = 1.
+      int magnitude =
+          b.un(ExprOp::Exp, b.bin(ExprOp::Mul, y, b.un(ExprOp::Log, b.un(ExprOp::Abs, x))));
+      int integral = b.bin(ExprOp::Equal, b.un(ExprOp::Floor, y), y);
+      int half = b.bin(ExprOp::Mul, y, b.c(0.5));
+      int odd = b.un(ExprOp::Not, b.bin(ExprOp::Equal, b.un(ExprOp::Floor, half), half));
+      int negative = b.where(integral, b.where(odd, b.un(ExprOp::Neg, magnitude), magnitude),
+                             b.c(std::numeric_limits<double>::quiet_NaN()));
+      int result = b.where(b.bin(ExprOp::Less, x, b.c(0)), negative, magnitude);
+      b.where(b.bin(ExprOp::Equal, y, b.c(0)), b.c(1), result);
       break;
     }
     case OpKind::Equal:

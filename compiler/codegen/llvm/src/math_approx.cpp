@@ -58,7 +58,10 @@ llvm::Value* emitExp(KernelBuilder& kb, llvm::Value* x) {
   llvm::Value* y = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, r2), r), kb.f32(1.0f));
   y = b.CreateFMul(y, powerOfTwo(kb, n));
   llvm::Value* infinity = kb.f32(__builtin_inff());
-  return b.CreateSelect(overflow, infinity, y);
+  y = b.CreateSelect(overflow, infinity, y);
+  // Below ln(smallest denormal) the result is 0; NaN stays NaN (the clamp above drops it).
+  y = b.CreateSelect(b.CreateFCmpOLT(x, kb.f32(-103.972084f)), kb.f32(0.0f), y);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
 llvm::Value* emitLog(KernelBuilder& kb, llvm::Value* x) {
