@@ -16,11 +16,15 @@ namespace fs = std::filesystem;
 
 void planModel(const fs::path& path, const char* label) {
   if (!fs::exists(path)) GTEST_SKIP() << path << " not found (exported by the e2e fixture)";
-  PipelineOptions options;
-  options.verifyBetweenPasses = true;
-  ir::DispatchGraph dg = compileGraph(import::importOnnxFile(path), options);
-  testing::expectWithinBound(dg, label);
-  testing::expectNoConflicts(dg);
+  for (bool inPlace : {false, true}) {
+    PipelineOptions options;
+    options.verifyBetweenPasses = true;
+    options.inPlace = inPlace;
+    ir::DispatchGraph dg = compileGraph(import::importOnnxFile(path), options);
+    std::string name = std::string(label) + (inPlace ? ", in place" : "");
+    testing::expectWithinBound(dg, name.c_str());
+    testing::expectNoConflicts(dg);
+  }
 }
 
 TEST(ModelMemory, ExampleDigits) { planModel(fs::path(KILN_SOURCE_DIR) / "examples/digits/model.onnx", "digits"); }

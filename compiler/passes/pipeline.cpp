@@ -56,7 +56,9 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
 
   ir::DispatchGraph dg = formDispatches(std::move(graph));
   scheduleDispatches(dg);
-  planMemory(dg);
+  MemoryPlanOptions memoryOptions;
+  memoryOptions.inPlace = options.inPlace;
+  planMemory(dg, memoryOptions);
   if (options.verifyBetweenPasses) {
     try {
       ir::verifyDispatchGraph(dg);

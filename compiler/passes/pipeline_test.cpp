@@ -43,6 +43,7 @@ TEST(Pipeline, PassOrder) {
 TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
   PipelineOptions options;
   options.verifyBetweenPasses = true;
+  options.inPlace = true;
   ir::DispatchGraph dg = compileGraph(testing::parseVerified(kTorchStyle), options);
   // BatchNorm (epsilon 0, var 1) scales channel 0 by 1 and channel 1 by 2: weights 0.5 and
   // 1.0 (0x3f000000, 0x3f800000), bias = BN bias.
@@ -65,6 +66,13 @@ TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
   EXPECT_EQ(dg.dispatches[1].aliases.size(), 1u);  // Relu in place over the conv output
   EXPECT_EQ(dg.dispatches[2].bindings.back().ref.space, ir::Space::Output);
   EXPECT_EQ(dg.arenaSize, 128u);
+}
+
+TEST(Pipeline, NoInPlaceByDefault) {
+  // Artifact format v1 refuses a command whose written range overlaps another of its ranges.
+  ir::DispatchGraph dg = compileGraph(testing::parseVerified(kTorchStyle));
+  for (const ir::Dispatch& d : dg.dispatches) EXPECT_TRUE(d.aliases.empty()) << d.name;
+  EXPECT_EQ(dg.arenaSize, 256u);  // conv and relu outputs (128 bytes each) side by side
 }
 
 TEST(Pipeline, PrintIrAfterAll) {

@@ -40,8 +40,17 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph);
 // reordered by (stage, topological order), the step list with a barrier between stages.
 void scheduleDispatches(ir::DispatchGraph& graph);
 
-// plan_memory.cpp: lifetimes in stages, in-place elementwise writes over dying operands,
-// best-fit arena offsets (64-byte aligned), BufferRefs of every binding and step, stats.
-void planMemory(ir::DispatchGraph& graph);
+struct MemoryPlanOptions {
+  // Let an elementwise dispatch write its result over an operand that dies there (recorded
+  // in Dispatch::aliases). Off by default: artifact format v1's load-time validation refuses
+  // a command whose written range overlaps another of its ranges, so in-place plans only
+  // become loadable once the format can mark such a pair.
+  bool inPlace = false;
+};
+
+// plan_memory.cpp: lifetimes in stages, optional in-place elementwise writes over dying
+// operands, best-fit arena offsets (64-byte aligned), BufferRefs of every binding and step,
+// stats.
+void planMemory(ir::DispatchGraph& graph, const MemoryPlanOptions& options = {});
 
 }  // namespace kiln::passes
