@@ -311,8 +311,9 @@ class Mapper {
       const Segment& s = segments_[i];
       uint64_t start = s.vaddr / page * page;
       uint64_t end = (s.vaddr + s.memsz + page - 1) / page * page;
-      uint32_t prot =
-          kProtRead | ((s.flags & kPfW) ? kProtWrite : 0) | ((s.flags & kPfX) ? kProtExec : 0);
+      uint32_t prot = kProtRead;
+      if (s.flags & kPfW) prot |= kProtWrite;
+      if (s.flags & kPfX) prot |= kProtExec;
       if (!mem_.protect(mem_.user, image_.base + start, static_cast<size_t>(end - start), prot)) {
         return bad("embedded ELF: cannot protect segment {}", i);
       }

@@ -38,9 +38,9 @@ class RangeReader {
         const kiln_kernel_signature& sig = m_.signatures[op[KILN_DISPATCH_KERNEL]];
         const kiln_binding_signature& bs = m_.bindingSigs[sig.first_binding + i];
         const uint8_t* end = m_.commands + m_.commandsSize;
-        readBinding(&p_, end, &r->space, &r->offset);
-        *r = Range{r->space, r->offset, bs.length, bs.alignment,
-                   (bs.access & KILN_ACCESS_WRITE) != 0};
+        uint64_t space = 0, offset = 0;
+        readBinding(&p_, end, &space, &offset);
+        *r = Range{space, offset, bs.length, bs.alignment, (bs.access & KILN_ACCESS_WRITE) != 0};
         return true;
       }
       case KILN_OP_FILL:
