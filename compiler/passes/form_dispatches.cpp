@@ -28,10 +28,14 @@ std::string dispatchName(const ir::Op& op, size_t id) {
 void checkStaticOperands(const ir::Op& op) {
   for (size_t i = 0; i < op.numOperands(); ++i) {
     const ir::Value* v = op.operand(i);
-    if (v && op.info().isStaticOperand(i) && !v->isConstant())
-      throw CompileError(op.describe() + ": operand " + std::to_string(i) + " (" + ir::valueRef(v->name()) +
-                         ") must be a compile-time constant, but it is computed at run time; "
-                         "kiln needs static shapes (fix the input shapes with --input-shape)");
+    if (!v || !op.info().isStaticOperand(i) || v->isConstant()) continue;
+    std::string what = op.describe() + ": operand " + std::to_string(i) + " (" + ir::valueRef(v->name()) +
+                       ") must be a compile-time constant, but it ";
+    if (v->isInput())
+      throw CompileError(what + "is the graph input '" + v->name() +
+                         "', whose contents are known only at run time; kiln needs static shapes");
+    throw CompileError(what + "is computed at run time; kiln needs static shapes (fix the input "
+                              "shapes with --input-shape)");
   }
 }
 
