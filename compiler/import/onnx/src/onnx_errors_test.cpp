@@ -255,6 +255,19 @@ TEST(OnnxErrors, UnknownDimWithoutName) {
             "--input-shape=x:DIMS, for example --input-shape=x:1x4");
 }
 
+// In the 1.12 text syntax `float[]` is a tensor without a shape: an unknown rank.
+TEST(OnnxErrors, UnknownRankWithoutInputShape) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[] x) => (float[] y) { y = Relu(x) })")),
+            "test.onnx: input 'x' has an unknown rank; give its shape with --input-shape=x:DIMS, "
+            "e.g. --input-shape=x:1x3x224x224");
+  auto graph = importOnnxBytes(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[] x) => (float[2,5] y) { y = Relu(x) })"), withShapes({"x:2x5"}));
+  EXPECT_EQ(graph->outputs()[0].value->shape(), (ir::Shape{2, 5}));
+}
+
 TEST(OnnxErrors, InputShapeFixesUnknownDims) {
   auto graph = importOnnxBytes(modelFromText(kSymbolic), withShapes({"image:2x3x16x224"}));
   EXPECT_EQ(graph->inputs()[0]->shape(), (ir::Shape{2, 3, 16, 224}));

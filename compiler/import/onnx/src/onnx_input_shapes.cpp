@@ -110,6 +110,7 @@ void applyInputShapes(onnx::GraphProto& graph, const std::vector<InputShape>& ov
     if (!seen.insert(flag.name).second) {
       throw CompileError(flagText(flag) + ": input '" + flag.name + "' is given more than once");
     }
+    KILN_ASSERT(found->second->type().has_tensor_type(), "checkValueTypes runs first");
     applyOverride(*found->second, flag);
   }
   for (const onnx::ValueInfoProto* input : inputsInOrder) {

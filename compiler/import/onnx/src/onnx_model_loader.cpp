@@ -117,7 +117,8 @@ void checkOperatorsSupported(const onnx::ModelProto& model, const OnnxSource& so
     int64_t opset = importedOpset(model, node.domain());
     throw CompileError(source.displayName + ": unsupported operator '" + node.op_type() +
                        "' (domain '" + displayDomain(node.domain()) + "', opset " +
-                       std::to_string(opset) + ") at node " + onnxNodeRef(node.name(), i));
+                       (opset < 0 ? std::string("not imported") : std::to_string(opset)) +
+                       ") at node " + onnxNodeRef(node.name(), i));
   }
 }
 
@@ -188,12 +189,14 @@ PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOpt
   }
   checkOpsetRange(model, source);
   inlineExternalData(model, source);
-  runOnnxStep(source, "invalid ONNX model", [&] { onnx::checker::check_model(model); });
-  prepared.sourceOpset = importedOpset(model, "");
-  checkOutputsDefined(model.graph(), source);
+  // Before the checker, which wants a shape on every graph input: an input of unknown rank
+  // is then named, with the flag that fixes it, instead of "Field 'shape' ... missing".
   checkValueTypes(model.graph(), source);
   checkOperatorsSupported(model, source);
   applyInputShapes(*model.mutable_graph(), options.inputShapes, source.displayName);
+  runOnnxStep(source, "invalid ONNX model", [&] { onnx::checker::check_model(model); });
+  prepared.sourceOpset = importedOpset(model, "");
+  checkOutputsDefined(model.graph(), source);
   inferShapes(model, source);
   if (prepared.sourceOpset != kOnnxTargetOpset) {
     if (fixLegacyBroadcast(model, prepared.sourceOpset)) inferShapes(model, source);

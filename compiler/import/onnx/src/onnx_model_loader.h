@@ -1,8 +1,9 @@
 // Internal: loads an ONNX model and prepares it for translation to the IR.
 // Steps, in order: parse the protobuf, check the opset range, inline external data (with
-// the path check), ONNX's checker, refuse unsupported operators and non-tensor values,
-// apply --input-shape overrides and require static inputs, ONNX shape inference with data
-// propagation, and version conversion to kTargetOpset (then shape inference again).
+// the path check), refuse non-tensor inputs/outputs and unsupported operators, apply
+// --input-shape overrides and require static inputs, ONNX's checker, ONNX shape inference
+// with data propagation, legacy fix-ups and version conversion to kOnnxTargetOpset (then
+// shape inference again).
 // Every failure is a kiln::CompileError that names the model file.
 #pragma once
 
