@@ -58,7 +58,7 @@ class Interpreter {
     const uint8_t* p = cmd.bindings;
     const uint8_t* end = m_.commands + m_.commandsSize;
     for (uint32_t b = 0; b < cmd.binding_count; ++b) {
-      uint64_t s, offset;
+      uint64_t s = 0, offset = 0;
       readBinding(&p, end, &s, &offset);
       bindings[b] = space(s) + offset;
     }
