@@ -61,6 +61,12 @@ TEST(OnnxErrors, MissingFile) {
             "/nonexistent/model.onnx: cannot open ONNX model: No such file or directory");
 }
 
+TEST(OnnxErrors, PathIsDirectory) {
+  fs::path folder = tempFolder("directory");
+  EXPECT_EQ(fileImportError(folder),
+            folder.string() + ": cannot open ONNX model: it is a directory");
+}
+
 TEST(OnnxErrors, RandomBytes) {
   std::mt19937 random(1234);
   std::string bytes(4096, '\0');
