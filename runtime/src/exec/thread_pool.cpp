@@ -95,6 +95,13 @@ void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t c
 
 void runStage(void* self, const kiln_dispatch* dispatches, uint32_t count) {
   kiln_thread_pool& pool = *static_cast<kiln_thread_pool*>(self);
+  if (pool.workerCount == 0 || (count == 1 && dispatches[0].workgroup_count == 1)) {
+    // Nothing to share: waking the workers would only add latency.
+    for (uint32_t d = 0; d < count; ++d)
+      for (uint32_t wg = 0; wg < dispatches[d].workgroup_count; ++wg)
+        dispatches[d].kernel(dispatches[d].bindings, wg, dispatches[d].workgroup_count);
+    return;
+  }
   pthread_mutex_lock(&pool.stageMutex);
   for (uint32_t done = 0; done < count; done += kMaxStageDispatches) {
     uint32_t part = count - done < kMaxStageDispatches ? count - done : kMaxStageDispatches;
