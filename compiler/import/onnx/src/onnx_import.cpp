@@ -4,7 +4,8 @@
 
 #include "kiln/ir/verifier.h"
 #include "kiln/support/diagnostics.h"
-#include "onnx_proto.h"
+#include "onnx_source.h"
+#include "onnx_translation.h"
 
 namespace kiln::import {
 
@@ -12,8 +13,7 @@ namespace {
 
 std::unique_ptr<ir::Graph> importSource(const detail::OnnxSource& source,
                                         const OnnxImportOptions& options) {
-  detail::PreparedOnnxModel prepared = detail::prepareOnnxModel(source, options);
-  std::unique_ptr<ir::Graph> graph = detail::translateOnnxModel(prepared, source.displayName);
+  std::unique_ptr<ir::Graph> graph = detail::prepareAndTranslate(source, options);
   try {
     ir::verifyGraph(*graph);
   } catch (const CompileError& error) {

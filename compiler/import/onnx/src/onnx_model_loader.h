@@ -9,29 +9,18 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "kiln/import/onnx/onnx_import.h"
+#include "onnx_source.h"
 
 namespace kiln::import::detail {
-
-// Where the model's bytes come from and how to name it in diagnostics.
-struct OnnxSource {
-  std::string bytes;
-  std::string displayName;               // the file path, or "<memory>"
-  std::filesystem::path externalDataDir; // external data is resolved here; empty: not allowed
-};
 
 struct PreparedOnnxModel {
   onnx::ModelProto model;  // at kTargetOpset, shapes inferred, external data inlined
   int64_t sourceOpset = 0; // the model's ai.onnx opset before conversion
 };
-
-// Reads a model file (missing or unreadable file: CompileError naming it).
-OnnxSource readOnnxFile(const std::filesystem::path& path);
 
 // Runs every step listed at the top of this file.
 PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOptions& options);

@@ -174,4 +174,9 @@ std::unique_ptr<ir::Graph> translateOnnxModel(const PreparedOnnxModel& prepared,
   return ModelWalker(prepared, displayName).run();
 }
 
+std::unique_ptr<ir::Graph> prepareAndTranslate(const OnnxSource& source,
+                                               const OnnxImportOptions& options) {
+  return translateOnnxModel(prepareOnnxModel(source, options), source.displayName);
+}
+
 }  // namespace kiln::import::detail
