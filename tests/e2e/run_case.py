@@ -4,6 +4,7 @@ with its reference (`--expected_output`, `--tolerance`).
 
 Two forms:
   run_case.py --kiln K --work DIR --tolerance R,A --model M.onnx --input I.npy... --expected O.npy...
+              [--threads N]
   run_case.py --kiln K --work DIR --tolerance R,A --case case.json --allow-unsupported
 
 With --allow-unsupported (the ONNX backend cases), a compile error is acceptable when it is a
@@ -64,6 +65,7 @@ def main():
     parser.add_argument("--expected", action="append", default=[])
     parser.add_argument("--case", help="case.json written by prepare_backend_data.py")
     parser.add_argument("--allow-unsupported", action="store_true")
+    parser.add_argument("--threads", type=int, default=1, help="for kiln run's thread pool")
     args = parser.parse_args()
 
     ops, problems = [], []
@@ -93,6 +95,8 @@ def main():
                       "compiled a model whose test data kiln cannot feed: " + "; ".join(problems), 1)
 
     command = [args.kiln, "run", artifact, f"--tolerance={args.tolerance}"]
+    if args.threads != 1:
+        command.append(f"--threads={args.threads}")
     command += [f"--input=@{path}" for path in inputs]
     command += [f"--expected_output=@{path}" for path in expected]
     ran = run(command, "kiln run")
