@@ -104,6 +104,11 @@ TEST(KernelNumerics, ConvWideRowsUseRegisterTiles) {
   checkConv({1, 4, 6, 29, 12, 3, 5, 2, {2, 1}, {2, 2}, {2, 3, 1, 4}, false, Activation::None});
   checkConv({1, 3, 4, 70, 9, 2, 3, 3, {1, 1}, {1, 3}, {0, 2, 1, 2}, true, Activation::Relu});
   checkConv({1, 5, 7, 33, 5, 3, 3, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None});
+  // Stride 2 along the width: even columns of double-width loads.
+  checkConv({1, 4, 9, 66, 8, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  checkConv({1, 3, 20, 61, 4, 7, 7, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::None});
+  checkConv({1, 6, 8, 45, 6, 3, 3, 6, {1, 2}, {1, 2}, {0, 2, 1, 1}, false, Activation::None});
+  checkConv({1, 8, 4, 40, 16, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::None});
 }
 
 // ---- Matrix products -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// Register-tiled convolution for targets with vector registers (stride 1 along the width).
+// Register-tiled convolution for targets with vector registers (width stride 1 or 2).
 // A work item is one output row (n, oh[, od]) of a block of OCB output channels. The row's
 // interior columns, whose taps all lie inside the image, are covered by tiles of U vectors of
 // V columns: the OCB x U accumulators stay in registers over the whole reduction (input
@@ -43,7 +43,8 @@ std::pair<llvm::Value*, llvm::Value*> tapRange(KernelBuilder& kb, llvm::Value* s
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
   const unsigned lanes = kb.target().vectorLanes;
-  if (lanes < 4 || d.strides[1] != 1) return false;
+  const int64_t sw = d.strides[1];
+  if (lanes < 4 || (sw != 1 && sw != 2)) return false;
   llvm::IRBuilder<>& b = kb.b();
   const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
@@ -74,10 +75,13 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
               d.pads[1]};
   const int64_t OCB = s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
   const int64_t U = OCB == 1 ? 4 : 2;
-  // Interior columns: every kw tap inside [0, W) (stride 1 along the width).
-  const int64_t owLo = std::min<int64_t>(s.OW, s.padLeft);
+  // Interior columns: every kw tap inside [0, W).
+  // With stride 2 a vector of V columns is read as 2V consecutive inputs (the odd ones are
+  // dropped), so the last tap's load must end inside the row as well.
+  const int64_t owLo = std::min<int64_t>(s.OW, (s.padLeft + sw - 1) / sw);
+  const int64_t lastStart = s.W - sw + s.padLeft - (s.KW - 1) * s.dw;  // of ow * sw
   const int64_t owHi =
-      std::max<int64_t>(owLo, std::min<int64_t>(s.OW, s.W + s.padLeft - (s.KW - 1) * s.dw));
+      lastStart < 0 ? owLo : std::max<int64_t>(owLo, std::min<int64_t>(s.OW, lastStart / sw + 1));
   // Tiles: as many of U vectors as fit, then single vectors of V and V/2 lanes.
   struct Tile {
     int64_t start;    // first column
@@ -189,9 +193,17 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
           for (int64_t kw = 0; kw < s.KW; ++kw) {
             std::vector<llvm::Value*> xv;
             for (int64_t u = 0; u < t.vectors; ++u) {
-              int64_t column = u * t.lanes + kw * s.dw - s.padLeft;
-              llvm::Value* at = b.CreateAdd(b.CreateAdd(inRow, tileStart), kb.index(column));
-              xv.push_back(kb.loadVector(0, at, t.lanes));
+              int64_t column = u * t.lanes * sw + kw * s.dw - s.padLeft;
+              llvm::Value* at = b.CreateAdd(
+                  b.CreateAdd(inRow, b.CreateMul(tileStart, kb.index(sw))), kb.index(column));
+              if (sw == 1) {
+                xv.push_back(kb.loadVector(0, at, t.lanes));
+              } else {
+                llvm::Value* pairs = kb.loadVector(0, at, t.lanes * 2);
+                std::vector<int> even;
+                for (unsigned lane = 0; lane < t.lanes; ++lane) even.push_back(int(lane * 2));
+                xv.push_back(b.CreateShuffleVector(pairs, even));
+              }
             }
             for (int64_t o = 0; o < OCB; ++o) {
               llvm::Value* w =
@@ -223,7 +235,8 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
         for (int64_t o = 0; o < OCB; ++o) b.CreateStore(bias[o], scalarSlots[o]);
         forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
           for (int64_t kw = 0; kw < s.KW; ++kw) {
-            llvm::Value* iw = b.CreateAdd(col, kb.index(kw * s.dw - s.padLeft));
+            llvm::Value* iw =
+                b.CreateAdd(b.CreateMul(col, kb.index(sw)), kb.index(kw * s.dw - s.padLeft));
             llvm::Value* inside =
                 b.CreateAnd(b.CreateICmpSGE(iw, kb.index(0)), b.CreateICmpSLT(iw, kb.index(s.W)));
             llvm::Value* safe = b.CreateSelect(inside, iw, kb.index(0));
