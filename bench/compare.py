@@ -40,7 +40,7 @@ def peakRssKb(command):
 
 
 def findModels(args):
-    """(name, model.onnx, input.npy) for every model to compare."""
+    """(name, model.onnx, input.npy, reference output.npy) for every model to compare."""
     models = []
     names = args.models.split(",") if args.models else TORCH_MODELS + ["digits"]
     torch_names = [n for n in names if n != "digits"]
@@ -54,15 +54,28 @@ def findModels(args):
         if name == "digits":
             folder = os.path.join(ROOT, "examples", "digits")
             models.append((name, os.path.join(folder, "model.onnx"),
-                           os.path.join(folder, "digit_0.npy")))
+                           os.path.join(folder, "digit_0.npy"),
+                           os.path.join(folder, "digit_0_logits.npy")))
         else:
             folder = os.path.join(args.models_dir, name)
             models.append((name, os.path.join(folder, "model.onnx"),
-                           os.path.join(folder, "input.npy")))
+                           os.path.join(folder, "input.npy"), os.path.join(folder, "output.npy")))
     return models
 
 
-def benchModel(args, name, model, input_npy):
+def checkOutputs(args, row, artifact, ort, input_npy, reference):
+    """Both runtimes must reproduce PyTorch's output before their timings mean anything."""
+    for who, command in (
+            ("kiln", [args.kiln, "run", artifact, f"--input=@{input_npy}",
+                      f"--expected_output=@{reference}", "--tolerance=1e-3,1e-4"]),
+            ("ORT", ort + ["--iterations=1", "--warmup=1", f"--expected_output=@{reference}"])):
+        result = sh(command)
+        if result.returncode != 0:
+            row.setdefault("mismatches", []).append(
+                f"{who} check against PyTorch's output failed: {lastLine(result.stderr or result.stdout)}")
+
+
+def benchModel(args, name, model, input_npy, reference):
     row = {"model": name, "onnx_bytes": os.path.getsize(model), "threads": {}}
     artifact = os.path.join(args.work, name + ".kiln")
     compiled = sh([args.kiln, "compile", model, "-o", artifact])
@@ -74,6 +87,7 @@ def benchModel(args, name, model, input_npy):
     if dumped.returncode == 0:
         row["dump"] = sizeBreakdown(json.loads(dumped.stdout))
     ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
+    checkOutputs(args, row, artifact, ort, input_npy, reference)
     for threads in args.threads:
         timing = {}
         for who, command in (
@@ -148,6 +162,8 @@ def printTable(rows, threads, baseline_kb):
             table.append([row["model"]] + ["-"] * (len(header) - 1))
             continue
         line = [row["model"]]
+        for mismatch in row.get("mismatches", []):
+            notes.append(f"{row['model']}: {mismatch}")
         for t in threads:
             timing = row["threads"][str(t)]
             kiln, ort = timing.get("kiln_p50_us"), timing.get("ort_p50_us")
@@ -192,9 +208,9 @@ def main():
     os.makedirs(args.work, exist_ok=True)
 
     rows = []
-    for name, model, input_npy in findModels(args):
+    for name, model, input_npy, reference in findModels(args):
         print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
-        rows.append(benchModel(args, name, model, input_npy))
+        rows.append(benchModel(args, name, model, input_npy, reference))
     baseline_kb = peakRssKb(["node", os.path.join(ROOT, "bench", "ort_bench.js"), "--baseline"])
     cpu = sh(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).stdout.strip()
     print(f"kiln vs ONNX Runtime (onnxruntime-node), p50 of {args.seconds:g} s per run; "
