@@ -72,7 +72,8 @@ def checkOutputs(args, row, artifact, ort, input_npy, reference):
         result = sh(command)
         if result.returncode != 0:
             row.setdefault("mismatches", []).append(
-                f"{who} check against PyTorch's output failed: {lastLine(result.stderr or result.stdout)}")
+                f"{who} check against PyTorch's output failed: "
+                + lastLine(result.stderr or result.stdout))
 
 
 def benchModel(args, name, model, input_npy, reference):

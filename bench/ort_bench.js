@@ -71,7 +71,8 @@ async function openSession(ort, path, threads, useAsync) {
       initOrt();
       raw = new binding.InferenceSession();
     } catch (e) {
-      process.stderr.write(`ort_bench: no synchronous binding (${e.message}); timing the async API\n`);
+      process.stderr.write(
+          `ort_bench: no synchronous binding (${e.message}); timing the async API\n`);
     }
     if (raw) {
       raw.loadModel(path, options);

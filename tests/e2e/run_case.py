@@ -3,8 +3,8 @@
 with its reference (`--expected_output`, `--tolerance`).
 
 Two forms:
-  run_case.py --kiln K --work DIR --tolerance R,A --model M.onnx --input I.npy... --expected O.npy...
-              [--threads N]
+  run_case.py --kiln K --work DIR --tolerance R,A --model M.onnx --input I.npy...
+              --expected O.npy... [--threads N]
   run_case.py --kiln K --work DIR --tolerance R,A --case case.json --allow-unsupported
 
 With --allow-unsupported (the ONNX backend cases), a compile error is acceptable when it is a
@@ -91,8 +91,8 @@ def main():
         reason = "crashed" if compiled.returncode < 0 else "unclear compile error"
         return finish(args.work, "fail", f"{reason}: {message}", 1)
     if problems:
-        return finish(args.work, "fail",
-                      "compiled a model whose test data kiln cannot feed: " + "; ".join(problems), 1)
+        return finish(args.work, "fail", "compiled a model whose test data kiln cannot feed: "
+                      + "; ".join(problems), 1)
 
     command = [args.kiln, "run", artifact, f"--tolerance={args.tolerance}"]
     if args.threads != 1:
