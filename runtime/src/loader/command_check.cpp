@@ -11,7 +11,7 @@ namespace kiln {
 namespace {
 
 // Largest workgroup count of one dispatch (bounds the executor's work per command).
-constexpr uint64_t kMaxWorkgroups = 1u << 16;
+constexpr uint64_t kMaxWorkgroups = KILN_MAX_WORKGROUPS;
 
 // Every message starts with the function and the command's byte offset in its stream.
 #define KILN_AT "function '{}', command at byte {}: "

@@ -32,6 +32,9 @@ typedef enum kiln_opcode {
 
 #define KILN_MAX_OPERANDS 5u
 
+/* Largest workgroup count of one DISPATCH (the runtime refuses more). */
+#define KILN_MAX_WORKGROUPS 65536u
+
 typedef enum kiln_operand_kind {
   KILN_OPERAND_END = 0,
   KILN_OPERAND_VARINT = 1,
