@@ -1,7 +1,8 @@
 // Validates every entry function's command stream once, at load: each command decodes, each
 // memory range (binding, fill, copy) lies inside its space with the alignment and access its
-// kernel signature states, no written range overlaps another range of the same command or of
-// another command of the same stage (between barriers), and the stream ends with RETURN. It
+// kernel signature states, no written range overlaps another range of the same command (except
+// a dispatch's result written in place over an input) or of another command of the same stage
+// (between barriers), and the stream ends with RETURN. It
 // also counts the dispatches and the largest stage, which size a context. After this the
 // interpreter trusts the stream.
 #include "kiln/format/commands.h"
@@ -72,8 +73,17 @@ bool conflict(const Range& a, const Range& b) {
          a.offset < b.offset + b.length && b.offset < a.offset + a.length;
 }
 
+// An elementwise kernel may write its result in place over one of its inputs: within one
+// DISPATCH, a written binding may coincide with a read binding that starts at the same byte
+// (each element is read before it is written). Shifted overlaps stay refused.
+bool inPlace(const kiln_command& cmd, const Range& a, const Range& b) {
+  return cmd.opcode == KILN_OP_DISPATCH && a.space == b.space && a.offset == b.offset &&
+         !(a.write && b.write);
+}
+
 // True if some range of `a` conflicts with some range of `b`; with `same`, only distinct
-// ranges of one command are compared. *space receives the space of the conflict.
+// ranges of one command are compared (and in-place bindings are allowed). *space receives the
+// space of the conflict.
 bool commandsConflict(const kiln_module& m, const kiln_command& a, const kiln_command& b, bool same,
                       uint64_t* space) {
   RangeReader ra(m, a);
@@ -81,7 +91,7 @@ bool commandsConflict(const kiln_module& m, const kiln_command& a, const kiln_co
   for (uint32_t i = 0; ra.next(&x); ++i) {
     RangeReader rb(m, b);
     for (uint32_t j = 0; rb.next(&y); ++j) {
-      if ((!same || j > i) && conflict(x, y)) {
+      if ((!same || (j > i && !inPlace(a, x, y))) && conflict(x, y)) {
         *space = x.space;
         return true;
       }
@@ -200,7 +210,8 @@ class FunctionChecker {
     while (reader.next(&r)) {
       if (kiln_status_t st = checkRange(r)) return st;
     }
-    // Kernels assume their bindings do not alias; a copy's ranges must not overlap.
+    // A kernel's bindings may not overlap (except in place, see inPlace); a copy's ranges must
+    // not overlap.
     uint64_t space;
     if (commandsConflict(m_, cmd, cmd, true, &space)) {
       return error(KILN_AT "two of its ranges overlap in space {} and one is written", space);

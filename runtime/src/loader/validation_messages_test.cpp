@@ -231,6 +231,13 @@ TEST(CommandMessages, AliasedDispatchBindings) {
             "written");
 }
 
+TEST(CommandMessages, ShiftedInPlaceIsRefused) {
+  // add(a = arena+0, b = arena+64, out = arena+4): out overlaps a, shifted by one element.
+  EXPECT_EQ(rawStream({KILN_OP_DISPATCH, 0, 1, 0, 0, 0, 64, 0, 4, KILN_OP_RETURN}).error(),
+            "function 'main', command at byte 0: two of its ranges overlap in space 0 and one is "
+            "written");
+}
+
 TEST(ConstantsMessages, ExternalRecordReserved) {
   Patch p(standardSpec(Kernels::kStatic, Constants::kExternal));
   p.set<uint8_t>(p.section(KILN_SECTION_CONSTANTS) + 20, 1);

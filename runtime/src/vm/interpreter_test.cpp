@@ -91,6 +91,35 @@ TEST(Interpreter, FillAndCopyCommands) {
   }
 }
 
+TEST(Interpreter, ElementwiseResultInPlaceOverItsInput) {
+  // The memory planner writes elementwise results over their input: add(a = arena+0,
+  // b = in1, out = arena+0) must load and compute a + b.
+  ArtifactSpec spec;
+  spec.arenaSize = 64;
+  spec.staticLibrary = "kiln_test_kernels";
+  spec.kernels = testKernelSignatures();
+  FunctionSpec fn;
+  fn.name = "f";
+  fn.inputs = {{"x", KILN_DTYPE_F32, {16}}, {"y", KILN_DTYPE_F32, {16}}};
+  fn.outputs = {{"z", KILN_DTYPE_F32, {16}}};
+  fn.commands.copy(KILN_SPACE_INPUT(0), 0, KILN_SPACE_ARENA, 0, 64)
+      .barrier()
+      .dispatch(kAdd, 2, {{KILN_SPACE_ARENA, 0}, {KILN_SPACE_INPUT(1), 0}, {KILN_SPACE_ARENA, 0}})
+      .barrier()
+      .copy(KILN_SPACE_ARENA, 0, KILN_SPACE_OUTPUT(0), 0, 64)
+      .ret();
+  spec.functions.push_back(fn);
+  Loaded loaded(writeArtifact(spec));
+  ASSERT_EQ(loaded.status(), KILN_OK) << loaded.error();
+  Context context(loaded.module());
+  alignas(64) float x[16], y[16], z[16];
+  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i), y[i] = 100.0f;
+  kiln_input in[] = {{x, sizeof x}, {y, sizeof y}};
+  kiln_output out = {z, sizeof z};
+  ASSERT_EQ(kiln_context_call(context.get(), 0, in, 2, &out, 1), KILN_OK);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(z[i], 100.0f + static_cast<float>(i));
+}
+
 TEST(Interpreter, ExternalConstants) {
   std::vector<uint8_t> constants = standardConstants();
   AlignedBuffer aligned(constants);
