@@ -119,6 +119,40 @@ TEST(OnnxErrors, UndefinedGraphOutput) {
             "or initializer");
 }
 
+TEST(OnnxErrors, ShapeInferenceFailure) {
+  std::string message = importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x, float[4] b) => (float[2,3] y) { y = Add(x, b) })"));
+  EXPECT_EQ(message.rfind("test.onnx: shape inference failed: ", 0), 0u) << message;
+  EXPECT_NE(message.find("Add"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+TEST(OnnxErrors, InitializerValueCountMismatch) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x) => (float[3] y) <float[3] w = {1.0, 2.0}> { y = Add(x, w) })")),
+            "test.onnx: tensor 'w' holds 2 values; its type f32[3] needs 3");
+}
+
+TEST(OnnxErrors, StringConstant) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1] x) => (float[1] y) {
+      s = Constant <value_string = "hello"> ()
+      y = Identity(x) })")),
+            "test.onnx: node #0 (Constant): output 's' has element type string, which kiln does "
+            "not support");
+}
+
+// Before opset 7 a (C) PRelu slope applied per channel; kiln reshapes it only when constant.
+TEST(OnnxErrors, OldOpsetPReluSlopeNotConstant) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 3, opset_import: ["" : 6]>
+    g (float[1,3,2,2] x, float[3] slope) => (float[1,3,2,2] y) { y = PRelu(x, slope) })")),
+            "test.onnx: node #0 (PRelu): an opset-6 per-channel slope must be a constant");
+}
+
 TEST(OnnxErrors, OpsetAboveTarget) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 18]>
@@ -208,7 +242,8 @@ TEST(OnnxErrors, CastToUnsupportedType) {
     g (float[2] x) => (float[2] y) {
       d = Cast <to = 11> (x)
       y = Cast <to = 1> (d) })")),
-            "test.onnx: value 'd' has element type double, which kiln does not support");
+            "test.onnx: node #0 (Cast): output 'd' has element type double, which kiln does not "
+            "support");
 }
 
 TEST(OnnxErrors, MaxPoolIndicesOutput) {
@@ -395,6 +430,24 @@ TEST(OnnxErrors, ExternalDataTooShort) {
   EXPECT_EQ(fileImportError(folder / "model.onnx"),
             (folder / "model.onnx").string() + ": external data of tensor 'w': offset 4 + length "
                 "16 exceeds the 16 bytes of '" + (folder / "w.bin").string() + "'");
+}
+
+TEST(OnnxErrors, ExternalDataWithoutLocation) {
+  fs::path folder = tempFolder("external_nolocation");
+  writeFile(folder / "model.onnx",
+            testing::modelFromTextExternalEntries(kExternal, "w", {{"offset", "0"}}));
+  EXPECT_EQ(fileImportError(folder / "model.onnx"),
+            (folder / "model.onnx").string() + ": external data of tensor 'w': no 'location' given");
+}
+
+TEST(OnnxErrors, ExternalDataBadOffset) {
+  fs::path folder = tempFolder("external_badoffset");
+  writeFile(folder / "model.onnx",
+            testing::modelFromTextExternalEntries(kExternal, "w",
+                                                  {{"location", "w.bin"}, {"offset", "12abc"}}));
+  EXPECT_EQ(fileImportError(folder / "model.onnx"),
+            (folder / "model.onnx").string() +
+                ": external data of tensor 'w': 'offset' is not a non-negative integer: '12abc'");
 }
 
 TEST(OnnxErrors, ExternalDataFromBytesWithoutFolder) {

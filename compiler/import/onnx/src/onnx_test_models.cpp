@@ -128,6 +128,23 @@ std::string modelFromTextExternal(std::string_view text, const std::string& tens
   return serialize(model);
 }
 
+std::string modelFromTextExternalEntries(
+    std::string_view text, const std::string& tensor,
+    const std::vector<std::pair<std::string, std::string>>& entries) {
+  onnx::ModelProto model = parse(text);
+  for (auto& initializer : *model.mutable_graph()->mutable_initializer()) {
+    if (initializer.name() != tensor) continue;
+    initializer.clear_float_data();
+    initializer.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : entries) {
+      auto* entry = initializer.add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+  }
+  return serialize(model);
+}
+
 TensorFileInfo readTensorFileInfo(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream bytes;

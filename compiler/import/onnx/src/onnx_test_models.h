@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kiln::ir {
@@ -43,6 +44,12 @@ std::string modelFromTextRawData(std::string_view text);
 std::string modelFromTextExternal(std::string_view text, const std::string& tensor,
                                   const std::string& location, int64_t offset,
                                   std::string* bytesOut);
+
+// Same, with initializer `tensor` marked external with exactly these (key, value) entries
+// (for malformed external-data references).
+std::string modelFromTextExternalEntries(
+    std::string_view text, const std::string& tensor,
+    const std::vector<std::pair<std::string, std::string>>& entries);
 
 // Element type (ONNX DataType number) and dims of a serialized TensorProto file.
 struct TensorFileInfo {

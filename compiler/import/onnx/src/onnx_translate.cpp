@@ -48,10 +48,11 @@ class ModelWalker {
   // The IR type ONNX's shape inference gave a value: nullopt (and the shape as text in
   // `shapeText`) when a dim is unknown. A missing or non-tensor type, or an element type kiln
   // lacks, is a CompileError.
+  // `what` names the value in messages: "input 'x'", "node #2 (Cast): output 'y'".
   std::optional<ir::TensorType> inferredType(const std::string& name, const std::string& what,
                                              std::string* shapeText) {
     auto fail = [&](const std::string& why) -> void {
-      throw CompileError(displayName_ + ": " + what + " '" + name + "' " + why);
+      throw CompileError(displayName_ + ": " + what + " " + why);
     };
     auto found = types_.find(name);
     if (found == types_.end() || !found->second->has_tensor_type()) {
@@ -89,7 +90,7 @@ class ModelWalker {
   // Graph inputs are static: the loader required it (applyInputShapes).
   ir::TensorType inputType(const std::string& name) {
     std::string text;
-    std::optional<ir::TensorType> type = inferredType(name, "input", &text);
+    std::optional<ir::TensorType> type = inferredType(name, "input '" + name + "'", &text);
     KILN_ASSERT(type, "input '" + name + "' is not static after applyInputShapes");
     return *type;
   }
@@ -148,7 +149,10 @@ class ModelWalker {
       std::string text;
       node.outputNames.push_back(output);
       node.outputTypes.push_back(output.empty() ? std::nullopt
-                                                : inferredType(output, "value", &text));
+                                                : inferredType(output,
+                                                               OnnxTranslation::describe(node) +
+                                                                   ": output '" + output + "'",
+                                                               &text));
       node.outputShapes.push_back(text);
     }
     std::vector<ir::Value*> results = entry->translate(translation_, node, entry->kind);
