@@ -47,4 +47,4 @@ runtime-size:
 	scripts/runtime-size
 
 clean:
-	rm -rf build build-dev build-tsan build-m33
+	rm -rf build build-dev build-tsan build-m33 build-size-host

@@ -1,8 +1,9 @@
 // Tests of the Graph API: building, use lists, rewriting, naming and inferred creation.
+#include "kiln/ir/graph.h"
+
 #include <gtest/gtest.h>
 
 #include "kiln/ir/constant_data.h"
-#include "kiln/ir/graph.h"
 #include "kiln/ir/printer.h"
 #include "kiln/ir/verifier.h"
 #include "kiln/support/diagnostics.h"
@@ -14,10 +15,11 @@ TEST(Graph, BuildUseListsAndPrint) {
   Graph g("m");
   Value* x = g.addInput("x", TensorType(DType::F32, {2, 2}));
   std::vector<double> ones = {1.0};
-  Value* c = g.addConstant("c", TensorType(DType::F32, {2}), makeConstantBytes(TensorType(DType::F32, {2}), ones));
+  Value* c = g.addConstant("c", TensorType(DType::F32, {2}),
+                           makeConstantBytes(TensorType(DType::F32, {2}), ones));
   Op* add = g.createOpInferred(OpKind::Add, {x, c}, {}, SourceInfo{"add0", "Add"});
-  Op* mul = g.createOp(OpKind::Mul, {add->result(), add->result()}, {TensorType(DType::F32, {2, 2})}, {}, {}, nullptr,
-                       {"sq"});
+  Op* mul = g.createOp(OpKind::Mul, {add->result(), add->result()},
+                       {TensorType(DType::F32, {2, 2})}, {}, {}, nullptr, {"sq"});
   g.addOutput("y", mul->result());
   verifyGraph(g);
   EXPECT_EQ(x->users(), std::vector<Op*>{add});
@@ -83,7 +85,8 @@ TEST(Graph, CreateOpInferredRejectsBadOperands) {
     g.createOpInferred(OpKind::Reshape, {x, shape});
     FAIL();
   } catch (const CompileError& e) {
-    EXPECT_STREQ(e.what(), "cannot infer the result type of Reshape: a static operand is not a constant");
+    EXPECT_STREQ(e.what(),
+                 "cannot infer the result type of Reshape: a static operand is not a constant");
   }
 }
 

@@ -54,12 +54,14 @@ TEST(Text, ConstantEncodings) {
   std::string printed = printGraph(*graph);
   EXPECT_NE(printed.find("const %z : f32[2,2] = splat(0.0)"), std::string::npos) << printed;
   // NaN payloads only survive in hex.
-  EXPECT_NE(printed.find("const %n : f32[2] = hex\"0000c07f0000803f\""), std::string::npos) << printed;
+  EXPECT_NE(printed.find("const %n : f32[2] = hex\"0000c07f0000803f\""), std::string::npos)
+      << printed;
   EXPECT_EQ(printGraph(*parseGraph(printed)), printed);
 }
 
 TEST(Text, ElidedConstantsParseAsZeros) {
-  auto graph = parseGraph("graph @e {\n  const %w : f32[8] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n}\n");
+  auto graph =
+      parseGraph("graph @e {\n  const %w : f32[8] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n}\n");
   PrintOptions options;
   options.elideConstantsOver = 16;
   std::string printed = printGraph(*graph, options);
@@ -111,8 +113,10 @@ std::string parseError(const std::string& text) {
 }
 
 TEST(TextErrors, MessagesNameTheLineAndColumn) {
-  EXPECT_EQ(parseError("graph @g {\n  %y = Relu(%x) : f32[1]\n}"), "t.kir:2:13: use of undefined value %x");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n  input %x : f32[1]\n}"), "t.kir:3:9: redefinition of %x");
+  EXPECT_EQ(parseError("graph @g {\n  %y = Relu(%x) : f32[1]\n}"),
+            "t.kir:2:13: use of undefined value %x");
+  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n  input %x : f32[1]\n}"),
+            "t.kir:3:9: redefinition of %x");
   EXPECT_EQ(parseError("graph @g {\n  input %x : f33[1]\n}"),
             "t.kir:2:14: unknown dtype 'f33' (expected f32, f16, i8, u8, i16, i32, i64 or bool)");
   EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n  %y = Frobnicate(%x) : f32[1]\n}"),
@@ -123,28 +127,37 @@ TEST(TextErrors, MessagesNameTheLineAndColumn) {
             "t.kir:2:23: constant has more than the 1 elements of f32[1]");
   EXPECT_EQ(parseError("graph @g {\n  const %c : i32[1] = hex\"0000\"\n}"),
             "t.kir:2:26: hex constant has 2 bytes, type i32[1] needs 4");
-  EXPECT_EQ(parseError("graph @g {\n  const %c : i8[1] = hex\"zz\"\n}"), "t.kir:2:25: invalid hex digit in constant");
+  EXPECT_EQ(parseError("graph @g {\n  const %c : i8[1] = hex\"zz\"\n}"),
+            "t.kir:2:25: invalid hex digit in constant");
   EXPECT_EQ(parseError("graph @g {\n  const %c : i8[1] = [1.5]\n}"),
             "t.kir:2:23: expected an integer element for i8, got '1.5'");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[-1]\n}"), "t.kir:2:18: dimension -1 is negative");
-  EXPECT_EQ(parseError("graph @g {\n  output \"y\" = %nope\n}"), "t.kir:2:16: use of undefined value %nope");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1] ?\n}"), "t.kir:2:21: unexpected character '?'");
+  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[-1]\n}"),
+            "t.kir:2:18: dimension -1 is negative");
+  EXPECT_EQ(parseError("graph @g {\n  output \"y\" = %nope\n}"),
+            "t.kir:2:16: use of undefined value %nope");
+  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1] ?\n}"),
+            "t.kir:2:21: unexpected character '?'");
   EXPECT_EQ(parseError("graph @g {\n  output \"y\n}"), "t.kir:2:10: unterminated string");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n"), "t.kir:3:1: expected '}' to close the graph, got end of input");
+  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n"),
+            "t.kir:3:1: expected '}' to close the graph, got end of input");
   EXPECT_EQ(parseError("graf @g {}"), "t.kir:1:1: expected 'graph', got 'graf'");
-  EXPECT_EQ(parseError("graph @g {\n  blah\n}"),
-            "t.kir:2:3: expected 'input', 'const', 'output' or an op like %y = Relu(%x), got 'blah'");
+  EXPECT_EQ(
+      parseError("graph @g {\n  blah\n}"),
+      "t.kir:2:3: expected 'input', 'const', 'output' or an op like %y = Relu(%x), got 'blah'");
   EXPECT_EQ(parseError("graph @g {\n  input %x : f32[2]\n  %a, %b = Relu(%x) : f32[2]\n}"),
             "t.kir:3:12: 2 result names but 1 result types");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[2]\n  %a = Relu(%x) {k = 1, k = 2} : f32[2]\n}"),
-            "t.kir:3:25: attribute 'k' is given twice");
+  EXPECT_EQ(
+      parseError("graph @g {\n  input %x : f32[2]\n  %a = Relu(%x) {k = 1, k = 2} : f32[2]\n}"),
+      "t.kir:3:25: attribute 'k' is given twice");
   EXPECT_EQ(parseError("graph @g {\n  input %x : i8[2] quant(bias=1)\n}"),
             "t.kir:2:26: unknown quantization parameter 'bias'");
   EXPECT_EQ(parseError("graph @g {\n  const %c : f32[1] = 1.0\n}"),
-            "t.kir:2:23: expected constant contents ([...], splat(v), hex\"...\" or elided(\"...\")), got '1.0'");
+            "t.kir:2:23: expected constant contents ([...], splat(v), hex\"...\" or "
+            "elided(\"...\")), got '1.0'");
   EXPECT_EQ(parseError("graph @g {\n  input %x : f32[99999999999999999999]\n}"),
             "t.kir:2:18: integer 99999999999999999999 is out of range");
-  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n} extra"), "t.kir:3:3: unexpected 'extra' after the graph");
+  EXPECT_EQ(parseError("graph @g {\n  input %x : f32[1]\n} extra"),
+            "t.kir:3:3: unexpected 'extra' after the graph");
 }
 
 }  // namespace

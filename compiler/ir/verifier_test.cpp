@@ -1,10 +1,11 @@
 // Tests of every IR verifier error message.
+#include "kiln/ir/verifier.h"
+
 #include <gtest/gtest.h>
 
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/parser.h"
-#include "kiln/ir/verifier.h"
 #include "kiln/support/diagnostics.h"
 
 namespace kiln::ir {
@@ -26,15 +27,18 @@ TEST(Verifier, AcceptsAValidGraph) {
   input %x : f32[2]
   %y = Relu(%x) : f32[2]
   output "y" = %y
-})"), "(no error)");
+})"),
+            "(no error)");
 }
 
 TEST(Verifier, WrongResultType) {
-  EXPECT_EQ(verifyText(R"(graph @g {
+  EXPECT_EQ(
+      verifyText(R"(graph @g {
   input %x : f32[2,3]
   %y = Relu(%x) : f16[2,3] loc("r", "Relu")
   output "y" = %y
-})"), "IR verifier: result %y in node 'r' (Relu) has type f16[2,3], the op produces f32[2,3]");
+})"),
+      "IR verifier: result %y in node 'r' (Relu) has type f16[2,3], the op produces f32[2,3]");
 }
 
 TEST(Verifier, RuleFailureNamesTheOp) {
@@ -43,12 +47,14 @@ TEST(Verifier, RuleFailureNamesTheOp) {
   input %w : f32[4,3]
   %y = MatMul(%x, %w) : f32[2,3] loc("/fc/MatMul", "MatMul")
   output "y" = %y
-})"), "IR verifier: MatMul in node '/fc/MatMul' (MatMul): inner dims differ: [2,3] x [4,3]");
+})"),
+            "IR verifier: MatMul in node '/fc/MatMul' (MatMul): inner dims differ: [2,3] x [4,3]");
   EXPECT_EQ(verifyText(R"(graph @g {
   input %x : f32[2,3]
   %y = Relu(%x, %x) : f32[2,3]
   output "y" = %y
-})"), "IR verifier: Relu in op %y (Relu): has 2 operands, expected 1");
+})"),
+            "IR verifier: Relu in op %y (Relu): has 2 operands, expected 1");
 }
 
 TEST(Verifier, UseBeforeDefinition) {
@@ -59,7 +65,8 @@ TEST(Verifier, UseBeforeDefinition) {
   g.renameValue(a->result(), "a");
   g.moveOpBefore(b, a);
   g.addOutput("y", b->result());
-  EXPECT_EQ(verifyError(g), "IR verifier: operand 0 %a in op %1 (Exp) is not defined before its use");
+  EXPECT_EQ(verifyError(g),
+            "IR verifier: operand 0 %a in op %1 (Exp) is not defined before its use");
 }
 
 TEST(Verifier, OutputsAndQuantization) {
@@ -67,13 +74,16 @@ TEST(Verifier, OutputsAndQuantization) {
   input %x : f32[2]
   output "y" = %x
   output "y" = %x
-})"), "IR verifier: output name \"y\" is used twice");
+})"),
+            "IR verifier: output name \"y\" is used twice");
   EXPECT_EQ(verifyText(R"(graph @g {
   input %x : i8[2,3] quant(axis=1, scale=[0.5, 0.5], zero_point=[0, 0])
-})"), "IR verifier: %x has 2 scales and 2 zero points, expected 3");
+})"),
+            "IR verifier: %x has 2 scales and 2 zero points, expected 3");
   EXPECT_EQ(verifyText(R"(graph @g {
   input %x : i8[2,3] quant(axis=2, scale=[0.5], zero_point=[0])
-})"), "IR verifier: quantization axis of %x is out of range");
+})"),
+            "IR verifier: quantization axis of %x is out of range");
 }
 
 TEST(Verifier, OutputOfAnErasedOp) {
@@ -83,7 +93,8 @@ TEST(Verifier, OutputOfAnErasedOp) {
   Graph g;
   g.addInput("x", TensorType(DType::F32, {1}));
   g.addOutput("y", foreign);
-  EXPECT_EQ(verifyError(g), "IR verifier: output \"y\" refers to %f, which is not defined in the graph");
+  EXPECT_EQ(verifyError(g),
+            "IR verifier: output \"y\" refers to %f, which is not defined in the graph");
 }
 
 }  // namespace

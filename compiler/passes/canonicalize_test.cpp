@@ -19,7 +19,8 @@ TEST(Canonicalize, RemovesIdentityDropoutAndNoOps) {
   %f = Concat(%e) {axis = 0} : f32[2,3]
   %y = Relu(%f) : f32[2,3]
   output "y" = %y
-})", canonicalize);
+})",
+                            canonicalize);
   EXPECT_EQ(out, R"(graph @g {
   input %x : f32[2,3]
   %y = Relu(%x) : f32[2,3]
@@ -49,7 +50,8 @@ TEST(Canonicalize, DropoutMaskBecomesAllTrue) {
   %y, %mask = Dropout(%x) : f32[2], bool[2]
   output "y" = %y
   output "mask" = %mask
-})", canonicalize);
+})",
+                            canonicalize);
   EXPECT_EQ(out, R"(graph @g {
   input %x : f32[2]
   const %mask.mask : bool[2] = splat(true)
@@ -69,12 +71,19 @@ TEST(Canonicalize, AutoPadBecomesExplicitPads) {
   output "c" = %c
   output "p" = %p
   output "v" = %v
-})", canonicalize);
+})",
+                            canonicalize);
   // SAME_UPPER, stride 2, kernel 3: H 5 -> out 3, total pad 2 (1 + 1); W 6 -> out 3, total
   // pad 1 (0 before, 1 after). SAME_LOWER kernel 2: total 1, the extra one before.
-  EXPECT_NE(out.find("%c = Conv(%x, %w) {pads = [1, 0, 1, 1], strides = [2, 2]}"), std::string::npos) << out;
-  EXPECT_NE(out.find("%p = MaxPool(%x) {kernel_shape = [2, 2], pads = [1, 1, 0, 0]}"), std::string::npos) << out;
-  EXPECT_NE(out.find("%v = AveragePool(%x) {kernel_shape = [3, 3], pads = [0, 0, 0, 0]}"), std::string::npos) << out;
+  EXPECT_NE(out.find("%c = Conv(%x, %w) {pads = [1, 0, 1, 1], strides = [2, 2]}"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%p = MaxPool(%x) {kernel_shape = [2, 2], pads = [1, 1, 0, 0]}"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%v = AveragePool(%x) {kernel_shape = [3, 3], pads = [0, 0, 0, 0]}"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -54,15 +54,15 @@ Bytes gatherBytes(const Bytes& in, const std::vector<int64_t>& map, size_t elem)
 
 namespace {
 
-using ir::DType;
-using ir::OpKind;
-using ir::Shape;
-using eval::Bytes;
 using eval::broadcastIndices;
+using eval::Bytes;
 using eval::evalElementwise;
 using eval::evalReduce;
 using eval::gatherBytes;
 using eval::stridesOf;
+using ir::DType;
+using ir::OpKind;
+using ir::Shape;
 
 Bytes evalCast(const ir::Op& op) {
   const ir::Value* in = op.operand(0);
@@ -71,7 +71,8 @@ Bytes evalCast(const ir::Op& op) {
   const uint8_t* src = in->constantBytes().data();
   for (int64_t e = 0; e < outType.numElements(); ++e) {
     if (ir::isFloat(in->dtype()) || ir::isFloat(outType.dtype))
-      ir::writeElementDouble(outType.dtype, out.data(), e, ir::readElementDouble(in->dtype(), src, e));
+      ir::writeElementDouble(outType.dtype, out.data(), e,
+                             ir::readElementDouble(in->dtype(), src, e));
     else
       ir::writeElementInt(outType.dtype, out.data(), e, ir::readElementInt(in->dtype(), src, e));
   }
@@ -169,7 +170,8 @@ Bytes evalSlice(const ir::Op& op) {
   std::vector<int64_t> coord(g.output.size(), 0);
   for (size_t linear = 0; linear < map.size(); ++linear) {
     int64_t src = 0;
-    for (size_t d = 0; d < in.size(); ++d) src += (g.starts[d] + coord[d] * g.steps[d]) * inStrides[d];
+    for (size_t d = 0; d < in.size(); ++d)
+      src += (g.starts[d] + coord[d] * g.steps[d]) * inStrides[d];
     map[linear] = src;
     for (size_t d = coord.size(); d-- > 0;) {
       if (++coord[d] < g.output[d]) break;
@@ -228,7 +230,8 @@ std::optional<std::vector<Bytes>> evaluateOp(const ir::Op& op) {
     case OpKind::ConstantOfShape: {
       ir::TensorType scalar(out.dtype, {});
       Bytes value;
-      if (op.attrs().has("value") && std::holds_alternative<int64_t>(op.attrs().entries().at("value"))) {
+      if (op.attrs().has("value") &&
+          std::holds_alternative<int64_t>(op.attrs().entries().at("value"))) {
         std::vector<int64_t> v = {op.attrs().getInt("value")};
         value = ir::makeConstantBytesInt(scalar, v);
       } else {
@@ -253,19 +256,30 @@ std::optional<std::vector<Bytes>> evaluateOp(const ir::Op& op) {
       for (int64_t i = 0; i < out.numElements(); ++i) ints.push_back(s + i * d);
       return one(ir::makeConstantBytesInt(out, ints));
     }
-    case OpKind::Cast: return one(evalCast(op));
-    case OpKind::Transpose: return one(evalTranspose(op));
-    case OpKind::Concat: return one(evalConcat(op));
-    case OpKind::Split: return evalSplit(op);
-    case OpKind::Gather: return one(evalGather(op));
-    case OpKind::Slice: return one(evalSlice(op));
-    case OpKind::Tile: return one(evalTile(op));
+    case OpKind::Cast:
+      return one(evalCast(op));
+    case OpKind::Transpose:
+      return one(evalTranspose(op));
+    case OpKind::Concat:
+      return one(evalConcat(op));
+    case OpKind::Split:
+      return evalSplit(op);
+    case OpKind::Gather:
+      return one(evalGather(op));
+    case OpKind::Slice:
+      return one(evalSlice(op));
+    case OpKind::Tile:
+      return one(evalTile(op));
     case OpKind::Expand:
       return one(gatherBytes(op.operand(0)->constantBytes(),
                              broadcastIndices(op.operand(0)->shape(), out.shape),
                              ir::dtypeSize(out.dtype)));
-    case OpKind::ReduceSum: case OpKind::ReduceMean: case OpKind::ReduceMax:
-    case OpKind::ReduceMin: case OpKind::ReduceProd: case OpKind::ReduceL2:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL2:
       return one(evalReduce(op));
     default:
       break;

@@ -20,40 +20,78 @@ using ir::Shape;
 double applyFloatUnary(const ir::Op& op, double x) {
   const auto& a = op.attrs();
   switch (op.kind()) {
-    case OpKind::Abs: return std::fabs(x);
-    case OpKind::Neg: return -x;
-    case OpKind::Exp: return std::exp(x);
-    case OpKind::Log: return std::log(x);
-    case OpKind::Sqrt: return std::sqrt(x);
-    case OpKind::Reciprocal: return 1.0 / x;
-    case OpKind::Relu: return x > 0 ? x : 0.0;
-    case OpKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case OpKind::Tanh: return std::tanh(x);
-    case OpKind::Erf: return std::erf(x);
-    case OpKind::Floor: return std::floor(x);
-    case OpKind::Ceil: return std::ceil(x);
-    case OpKind::Round: return std::nearbyint(x);
-    case OpKind::Sign: return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
-    case OpKind::Sin: return std::sin(x);
-    case OpKind::Cos: return std::cos(x);
-    case OpKind::LeakyRelu: return x >= 0 ? x : x * a.getFloat("alpha", 0.01f);
-    case OpKind::Elu: return x >= 0 ? x : a.getFloat("alpha", 1.0f) * (std::exp(x) - 1.0);
+    case OpKind::Abs:
+      return std::fabs(x);
+    case OpKind::Neg:
+      return -x;
+    case OpKind::Exp:
+      return std::exp(x);
+    case OpKind::Log:
+      return std::log(x);
+    case OpKind::Sqrt:
+      return std::sqrt(x);
+    case OpKind::Reciprocal:
+      return 1.0 / x;
+    case OpKind::Relu:
+      return x > 0 ? x : 0.0;
+    case OpKind::Sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case OpKind::Tanh:
+      return std::tanh(x);
+    case OpKind::Erf:
+      return std::erf(x);
+    case OpKind::Floor:
+      return std::floor(x);
+    case OpKind::Ceil:
+      return std::ceil(x);
+    case OpKind::Round:
+      return std::nearbyint(x);
+    case OpKind::Sign:
+      return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    case OpKind::Sin:
+      return std::sin(x);
+    case OpKind::Cos:
+      return std::cos(x);
+    case OpKind::LeakyRelu:
+      return x >= 0 ? x : x * a.getFloat("alpha", 0.01f);
+    case OpKind::Elu:
+      return x >= 0 ? x : a.getFloat("alpha", 1.0f) * (std::exp(x) - 1.0);
     case OpKind::HardSigmoid:
       return std::clamp(a.getFloat("alpha", 0.2f) * x + a.getFloat("beta", 0.5f), 0.0, 1.0);
-    case OpKind::HardSwish: return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
-    case OpKind::Softplus: return std::log1p(std::exp(x));
-    case OpKind::Softsign: return x / (1.0 + std::fabs(x));
-    default: return NAN;
+    case OpKind::HardSwish:
+      return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    case OpKind::Softplus:
+      return std::log1p(std::exp(x));
+    case OpKind::Softsign:
+      return x / (1.0 + std::fabs(x));
+    default:
+      return NAN;
   }
 }
 
 bool isFloatUnary(OpKind k) {
   switch (k) {
-    case OpKind::Abs: case OpKind::Neg: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt:
-    case OpKind::Reciprocal: case OpKind::Relu: case OpKind::Sigmoid: case OpKind::Tanh:
-    case OpKind::Erf: case OpKind::Floor: case OpKind::Ceil: case OpKind::Round:
-    case OpKind::Sign: case OpKind::Sin: case OpKind::Cos: case OpKind::LeakyRelu:
-    case OpKind::Elu: case OpKind::HardSigmoid: case OpKind::HardSwish: case OpKind::Softplus:
+    case OpKind::Abs:
+    case OpKind::Neg:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sqrt:
+    case OpKind::Reciprocal:
+    case OpKind::Relu:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::Erf:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Sign:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::LeakyRelu:
+    case OpKind::Elu:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish:
+    case OpKind::Softplus:
     case OpKind::Softsign:
       return true;
     default:
@@ -63,41 +101,68 @@ bool isFloatUnary(OpKind k) {
 
 std::optional<int64_t> applyIntUnary(OpKind k, int64_t x) {
   switch (k) {
-    case OpKind::Abs: return x < 0 ? -x : x;
-    case OpKind::Neg: return -x;
-    case OpKind::Relu: return x > 0 ? x : 0;
-    case OpKind::Sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
-    case OpKind::Not: return x ? 0 : 1;
-    default: return std::nullopt;
+    case OpKind::Abs:
+      return x < 0 ? -x : x;
+    case OpKind::Neg:
+      return -x;
+    case OpKind::Relu:
+      return x > 0 ? x : 0;
+    case OpKind::Sign:
+      return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case OpKind::Not:
+      return x ? 0 : 1;
+    default:
+      return std::nullopt;
   }
 }
 
 // Binary ops: result as double (floats) or int64 (integers, bool, comparisons on ints).
 double applyFloatBinary(OpKind k, double x, double y) {
   switch (k) {
-    case OpKind::Add: case OpKind::Sum: case OpKind::Mean: return x + y;
-    case OpKind::Sub: return x - y;
-    case OpKind::Mul: return x * y;
-    case OpKind::Div: return x / y;
-    case OpKind::Pow: return std::pow(x, y);
-    case OpKind::Mod: return std::fmod(x, y);
-    case OpKind::Max: return std::max(x, y);
-    case OpKind::Min: return std::min(x, y);
-    case OpKind::PRelu: return x >= 0 ? x : x * y;
-    case OpKind::Equal: return x == y;
-    case OpKind::Less: return x < y;
-    case OpKind::LessOrEqual: return x <= y;
-    case OpKind::Greater: return x > y;
-    case OpKind::GreaterOrEqual: return x >= y;
-    default: return NAN;
+    case OpKind::Add:
+    case OpKind::Sum:
+    case OpKind::Mean:
+      return x + y;
+    case OpKind::Sub:
+      return x - y;
+    case OpKind::Mul:
+      return x * y;
+    case OpKind::Div:
+      return x / y;
+    case OpKind::Pow:
+      return std::pow(x, y);
+    case OpKind::Mod:
+      return std::fmod(x, y);
+    case OpKind::Max:
+      return std::max(x, y);
+    case OpKind::Min:
+      return std::min(x, y);
+    case OpKind::PRelu:
+      return x >= 0 ? x : x * y;
+    case OpKind::Equal:
+      return x == y;
+    case OpKind::Less:
+      return x < y;
+    case OpKind::LessOrEqual:
+      return x <= y;
+    case OpKind::Greater:
+      return x > y;
+    case OpKind::GreaterOrEqual:
+      return x >= y;
+    default:
+      return NAN;
   }
 }
 
 std::optional<int64_t> applyIntBinary(const ir::Op& op, int64_t x, int64_t y) {
   switch (op.kind()) {
-    case OpKind::Add: case OpKind::Sum: return int64_t(uint64_t(x) + uint64_t(y));
-    case OpKind::Sub: return int64_t(uint64_t(x) - uint64_t(y));
-    case OpKind::Mul: return int64_t(uint64_t(x) * uint64_t(y));
+    case OpKind::Add:
+    case OpKind::Sum:
+      return int64_t(uint64_t(x) + uint64_t(y));
+    case OpKind::Sub:
+      return int64_t(uint64_t(x) - uint64_t(y));
+    case OpKind::Mul:
+      return int64_t(uint64_t(x) * uint64_t(y));
     case OpKind::Div:
       if (y == 0) throw CompileError("integer division by zero in " + op.describe());
       return x / y;
@@ -107,19 +172,32 @@ std::optional<int64_t> applyIntBinary(const ir::Op& op, int64_t x, int64_t y) {
       if (op.attrs().getInt("fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0))) r += y;
       return r;
     }
-    case OpKind::Pow: return int64_t(std::pow(double(x), double(y)));
-    case OpKind::Max: return std::max(x, y);
-    case OpKind::Min: return std::min(x, y);
-    case OpKind::PRelu: return x >= 0 ? x : x * y;
-    case OpKind::And: return (x && y) ? 1 : 0;
-    case OpKind::Or: return (x || y) ? 1 : 0;
-    case OpKind::Xor: return (!x != !y) ? 1 : 0;
-    case OpKind::Equal: return x == y;
-    case OpKind::Less: return x < y;
-    case OpKind::LessOrEqual: return x <= y;
-    case OpKind::Greater: return x > y;
-    case OpKind::GreaterOrEqual: return x >= y;
-    default: return std::nullopt;
+    case OpKind::Pow:
+      return int64_t(std::pow(double(x), double(y)));
+    case OpKind::Max:
+      return std::max(x, y);
+    case OpKind::Min:
+      return std::min(x, y);
+    case OpKind::PRelu:
+      return x >= 0 ? x : x * y;
+    case OpKind::And:
+      return (x && y) ? 1 : 0;
+    case OpKind::Or:
+      return (x || y) ? 1 : 0;
+    case OpKind::Xor:
+      return (!x != !y) ? 1 : 0;
+    case OpKind::Equal:
+      return x == y;
+    case OpKind::Less:
+      return x < y;
+    case OpKind::LessOrEqual:
+      return x <= y;
+    case OpKind::Greater:
+      return x > y;
+    case OpKind::GreaterOrEqual:
+      return x >= y;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -144,7 +222,8 @@ std::optional<Bytes> evalElementwise(const ir::Op& op) {
     for (int64_t e = 0; e < n; ++e) {
       bool c = ir::readElementInt(DType::Bool, data(0), maps[0][size_t(e)]) != 0;
       size_t src = c ? 1 : 2;
-      std::memcpy(out.data() + size_t(e) * elem, data(src) + size_t(maps[src][size_t(e)]) * elem, elem);
+      std::memcpy(out.data() + size_t(e) * elem, data(src) + size_t(maps[src][size_t(e)]) * elem,
+                  elem);
     }
     return out;
   }
@@ -201,8 +280,8 @@ std::optional<Bytes> evalElementwise(const ir::Op& op) {
 std::optional<Bytes> evalReduce(const ir::Op& op) {
   const ir::Value* in = op.operand(0);
   const Shape& s = in->shape();
-  std::vector<int64_t> axes = op.optionalOperand(1) ? ir::constantInts(op.operand(1))
-                                                    : op.attrs().getInts("axes", {});
+  std::vector<int64_t> axes =
+      op.optionalOperand(1) ? ir::constantInts(op.operand(1)) : op.attrs().getInts("axes", {});
   if (axes.empty()) {
     if (op.attrs().getInt("noop_with_empty_axes", 0) != 0) return in->constantBytes();
     for (size_t d = 0; d < s.size(); ++d) axes.push_back(int64_t(d));
@@ -215,8 +294,10 @@ std::optional<Bytes> evalReduce(const ir::Op& op) {
   std::vector<int64_t> keptStrides = stridesOf(kept);
   int64_t outCount = ir::numElements(kept);
   OpKind k = op.kind();
-  double init = k == OpKind::ReduceProd ? 1.0 : k == OpKind::ReduceMax ? -INFINITY
-              : k == OpKind::ReduceMin ? INFINITY : 0.0;
+  double init = k == OpKind::ReduceProd  ? 1.0
+                : k == OpKind::ReduceMax ? -INFINITY
+                : k == OpKind::ReduceMin ? INFINITY
+                                         : 0.0;
   std::vector<double> acc(size_t(outCount), init);
   std::vector<int64_t> coord(s.size(), 0);
   for (int64_t e = 0; e < in->type().numElements(); ++e) {
@@ -226,12 +307,24 @@ std::optional<Bytes> evalReduce(const ir::Op& op) {
     double x = ir::readElementDouble(in->dtype(), in->constantBytes().data(), e);
     double& a = acc[size_t(o)];
     switch (k) {
-      case OpKind::ReduceSum: case OpKind::ReduceMean: a += x; break;
-      case OpKind::ReduceProd: a *= x; break;
-      case OpKind::ReduceMax: a = std::max(a, x); break;
-      case OpKind::ReduceMin: a = std::min(a, x); break;
-      case OpKind::ReduceL2: a += x * x; break;
-      default: return std::nullopt;
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMean:
+        a += x;
+        break;
+      case OpKind::ReduceProd:
+        a *= x;
+        break;
+      case OpKind::ReduceMax:
+        a = std::max(a, x);
+        break;
+      case OpKind::ReduceMin:
+        a = std::min(a, x);
+        break;
+      case OpKind::ReduceL2:
+        a += x * x;
+        break;
+      default:
+        return std::nullopt;
     }
     for (size_t d = s.size(); d-- > 0;) {
       if (++coord[d] < s[d]) break;

@@ -17,7 +17,8 @@ TEST(DeadCode, RemovesDeadChainsAndUnusedConstants) {
   %b = Mul(%x, %dead) : f32[4]
   %d = Exp(%b) : f32[4]
   output "a" = %a
-})", eliminateDeadCode);
+})",
+                            eliminateDeadCode);
   EXPECT_EQ(out, R"(graph @g {
   input %x : f32[4]
   input %unused : f32[4]

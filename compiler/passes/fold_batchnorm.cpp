@@ -66,11 +66,13 @@ void foldIntoConv(ir::Graph& graph, ir::Op* conv, const ScaleShift& ss) {
   ir::Value* newBias = graph.addConstant(conv->result()->name() + ".bias", biasType,
                                          ir::makeConstantBytes(biasType, b));
   conv->setOperand(1, newWeight);
-  if (conv->numOperands() == 3) conv->setOperand(2, newBias);
+  if (conv->numOperands() == 3)
+    conv->setOperand(2, newBias);
   else {
     // Re-create the op with a bias operand (operand lists are fixed at creation).
-    ir::Op* replacement = graph.createOp(OpKind::Conv, {conv->operand(0), newWeight, newBias},
-                                         {conv->result()->type()}, conv->attrs(), conv->source(), conv);
+    ir::Op* replacement =
+        graph.createOp(OpKind::Conv, {conv->operand(0), newWeight, newBias},
+                       {conv->result()->type()}, conv->attrs(), conv->source(), conv);
     std::string name = conv->result()->name();
     graph.replaceAllUsesWith(conv->result(), replacement->result());
     graph.eraseOp(conv);
@@ -104,8 +106,8 @@ void foldIntoGemm(ir::Graph& graph, ir::Op* gemm, const ScaleShift& ss) {
   }
   ir::Value* newB = graph.addConstant(bValue->name() + ".bn", bValue->type(),
                                       ir::makeConstantBytes(bValue->type(), b));
-  ir::Value* newC = graph.addConstant(gemm->result()->name() + ".bias", cType,
-                                      ir::makeConstantBytes(cType, c));
+  ir::Value* newC =
+      graph.addConstant(gemm->result()->name() + ".bias", cType, ir::makeConstantBytes(cType, c));
   ir::AttributeMap attrs = gemm->attrs();
   attrs.set("beta", 1.0f);
   ir::Op* replacement = graph.createOp(OpKind::Gemm, {gemm->operand(0), newB, newC},
@@ -123,8 +125,10 @@ ir::Op* rewriteAsScaleShift(ir::Graph& graph, ir::Op* bn, const ScaleShift& ss) 
   channelShape[0] = int64_t(ss.scale.size());
   ir::TensorType type(x->dtype(), channelShape);
   std::string base = bn->result()->name();
-  ir::Value* scale = graph.addConstant(base + ".scale", type, ir::makeConstantBytes(type, ss.scale));
-  ir::Value* shift = graph.addConstant(base + ".shift", type, ir::makeConstantBytes(type, ss.shift));
+  ir::Value* scale =
+      graph.addConstant(base + ".scale", type, ir::makeConstantBytes(type, ss.scale));
+  ir::Value* shift =
+      graph.addConstant(base + ".shift", type, ir::makeConstantBytes(type, ss.shift));
   ir::Op* mul = graph.createOp(OpKind::Mul, {x, scale}, {x->type()}, {}, bn->source(), bn,
                                {base + ".scaled"});
   ir::Op* add = graph.createOp(OpKind::Add, {mul->result(), shift}, {bn->result()->type()}, {},
@@ -148,8 +152,10 @@ bool foldBatchNorm(ir::Graph& graph) {
     if (ir::Op* producer = absorbingProducer(graph, x)) {
       graph.replaceAllUsesWith(bn->result(), x);
       graph.eraseOp(bn);
-      if (producer->kind() == OpKind::Conv) foldIntoConv(graph, producer, ss);
-      else foldIntoGemm(graph, producer, ss);
+      if (producer->kind() == OpKind::Conv)
+        foldIntoConv(graph, producer, ss);
+      else
+        foldIntoGemm(graph, producer, ss);
     } else {
       ir::Op* add = rewriteAsScaleShift(graph, bn, ss);
       graph.eraseOp(bn);

@@ -18,8 +18,9 @@ constexpr const char* kParams = R"(
   const %var : f32[2] = [3.0, 0.0])";
 
 TEST(FoldBatchNorm, IntoConvWithoutBias) {
-  std::string text = std::string("graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]") +
-                     kParams + R"(
+  std::string text =
+      std::string("graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]") +
+      kParams + R"(
   %c = Conv(%x, %w) : f32[1,2,2,2] loc("conv", "Conv")
   %y = BatchNormalization(%c, %scale, %bias, %mean, %var) {epsilon = 1.0} : f32[1,2,2,2]
   output "y" = %y
@@ -35,8 +36,11 @@ TEST(FoldBatchNorm, IntoConvWithoutBias) {
 }
 
 TEST(FoldBatchNorm, IntoConvWithBias) {
-  std::string text = std::string("graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]\n"
-                                 "  const %b : f32[2] = [10.0, 20.0]") + kParams + R"(
+  std::string text =
+      std::string(
+          "graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]\n"
+          "  const %b : f32[2] = [10.0, 20.0]") +
+      kParams + R"(
   %c = Conv(%x, %w, %b) : f32[1,2,2,2]
   %y = BatchNormalization(%c, %scale, %bias, %mean, %var) {epsilon = 1.0} : f32[1,2,2,2]
   output "y" = %y
@@ -48,9 +52,11 @@ TEST(FoldBatchNorm, IntoConvWithBias) {
 }
 
 TEST(FoldBatchNorm, IntoGemmWithTransposedWeight) {
-  std::string text = std::string("graph @g {\n  input %a : f32[1,3]\n"
-                                 "  const %w : f32[2,3] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]\n"
-                                 "  const %c : f32[2] = [0.5, 0.25]") + kParams + R"(
+  std::string text = std::string(
+                         "graph @g {\n  input %a : f32[1,3]\n"
+                         "  const %w : f32[2,3] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]\n"
+                         "  const %c : f32[2] = [0.5, 0.25]") +
+                     kParams + R"(
   %m = Gemm(%a, %w, %c) {beta = 2.0, transB = 1} : f32[1,2]
   %y = BatchNormalization(%m, %scale, %bias, %mean, %var) {epsilon = 1.0} : f32[1,2]
   output "y" = %y
@@ -58,14 +64,16 @@ TEST(FoldBatchNorm, IntoGemmWithTransposedWeight) {
   std::string out = runPass(text, foldBatchNorm);
   // Rows of the transposed weight scale by s: [2, 4, 6, 4, 5, 6];
   // C' = beta * C * s + t = [2 * 0.5 * 2 + 1, 2 * 0.25 * 1 - 1] = [3, -0.5].
-  EXPECT_NE(out.find("const %w.bn : f32[2,3] = [2.0, 4.0, 6.0, 4.0, 5.0, 6.0]"), std::string::npos) << out;
+  EXPECT_NE(out.find("const %w.bn : f32[2,3] = [2.0, 4.0, 6.0, 4.0, 5.0, 6.0]"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("const %m.bias : f32[2] = [3.0, -0.5]"), std::string::npos) << out;
   EXPECT_NE(out.find("{beta = 1.0, transB = 1}"), std::string::npos) << out;
 }
 
 TEST(FoldBatchNorm, ScaleAndShiftWhenTheConvHasAnotherUser) {
-  std::string text = std::string("graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]") +
-                     kParams + R"(
+  std::string text =
+      std::string("graph @g {\n  input %x : f32[1,1,2,2]\n  const %w : f32[2,1,1,1] = [0.5, 3.0]") +
+      kParams + R"(
   %c = Conv(%x, %w) : f32[1,2,2,2]
   %y = BatchNormalization(%c, %scale, %bias, %mean, %var) {epsilon = 1.0} : f32[1,2,2,2] loc("bn", "BatchNormalization")
   output "y" = %y

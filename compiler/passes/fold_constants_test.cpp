@@ -23,7 +23,8 @@ TEST(FoldConstants, TorchShapeSubgraphFeedingReshape) {
   %target = Concat(%n1, %minus1) {axis = 0} : i64[2]
   %y = Reshape(%x, %target) : f32[2,60]
   output "y" = %y
-})", foldConstants);
+})",
+                            foldConstants);
   EXPECT_EQ(out, R"(graph @g {
   input %x : f32[2,3,4,5]
   const %target : i64[2] = [2, -1]
@@ -58,8 +59,8 @@ TEST(FoldConstants, ConstantOfShapeRangeAndIntegerArithmetic) {
   auto ints = [&](const char* name) { return ir::constantInts(graph->findValue(name)); };
   EXPECT_EQ(ints("fill"), std::vector<int64_t>(6, 7));
   EXPECT_EQ(ints("r"), (std::vector<int64_t>{1, 4, 7, 10}));
-  EXPECT_EQ(ints("q"), (std::vector<int64_t>{-3, -3, -2, 3}));   // truncation toward zero
-  EXPECT_EQ(ints("m"), (std::vector<int64_t>{1, -1, 2, 0}));     // sign of the divisor (fmod=0)
+  EXPECT_EQ(ints("q"), (std::vector<int64_t>{-3, -3, -2, 3}));  // truncation toward zero
+  EXPECT_EQ(ints("m"), (std::vector<int64_t>{1, -1, 2, 0}));    // sign of the divisor (fmod=0)
   EXPECT_EQ(ints("p"), (std::vector<int64_t>{-3, -12, -14, 30}));
 }
 

@@ -29,13 +29,14 @@ void checkStaticOperands(const ir::Op& op) {
   for (size_t i = 0; i < op.numOperands(); ++i) {
     const ir::Value* v = op.operand(i);
     if (!v || !op.info().isStaticOperand(i) || v->isConstant()) continue;
-    std::string what = op.describe() + ": operand " + std::to_string(i) + " (" + ir::valueRef(v->name()) +
-                       ") must be a compile-time constant, but it ";
+    std::string what = op.describe() + ": operand " + std::to_string(i) + " (" +
+                       ir::valueRef(v->name()) + ") must be a compile-time constant, but it ";
     if (v->isInput())
       throw CompileError(what + "is the graph input '" + v->name() +
                          "', whose contents are known only at run time; kiln needs static shapes");
-    throw CompileError(what + "is computed at run time; kiln needs static shapes (fix the input "
-                              "shapes with --input-shape)");
+    throw CompileError(what +
+                       "is computed at run time; kiln needs static shapes (fix the input "
+                       "shapes with --input-shape)");
   }
 }
 
@@ -80,7 +81,8 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph) {
       b.resultIndex = int(i);
       d.bindings.push_back(b);
     }
-    KILN_ASSERT(d.bindings.size() <= 32, "dispatch " + d.name + " has more than KILN_MAX_BINDINGS bindings");
+    KILN_ASSERT(d.bindings.size() <= 32,
+                "dispatch " + d.name + " has more than KILN_MAX_BINDINGS bindings");
     dg.dispatches.push_back(std::move(d));
   }
 
@@ -96,7 +98,8 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph) {
       outputOfStorage[storage] = i;  // the producing dispatch writes output i directly
       continue;
     }
-    if (storage->isConstant() && ir::isSplatConstant(storage) && !storage->constantBytes().empty() &&
+    if (storage->isConstant() && ir::isSplatConstant(storage) &&
+        !storage->constantBytes().empty() &&
         std::all_of(storage->constantBytes().begin(), storage->constantBytes().end(),
                     [&](uint8_t b) { return b == storage->constantBytes()[0]; })) {
       step.kind = ir::StepKind::Fill;

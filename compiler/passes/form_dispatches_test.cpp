@@ -65,14 +65,16 @@ std::string formError(const std::string& text) {
 }
 
 TEST(FormDispatches, NonConstantStaticOperandIsAUserError) {
-  EXPECT_EQ(formError(R"(graph @g {
+  EXPECT_EQ(
+      formError(R"(graph @g {
   input %x : f32[6]
   input %shape : i64[2]
   %y = Reshape(%x, %shape) : f32[2,3] loc("/model/Reshape", "Reshape")
   output "y" = %y
 })"),
-            "node '/model/Reshape' (Reshape): operand 1 (%shape) must be a compile-time constant, but it is the "
-            "graph input 'shape', whose contents are known only at run time; kiln needs static shapes");
+      "node '/model/Reshape' (Reshape): operand 1 (%shape) must be a compile-time constant, but it "
+      "is the "
+      "graph input 'shape', whose contents are known only at run time; kiln needs static shapes");
   EXPECT_EQ(formError(R"(graph @g {
   input %x : f32[6]
   input %s : f32[2]
@@ -80,7 +82,8 @@ TEST(FormDispatches, NonConstantStaticOperandIsAUserError) {
   %y = Reshape(%x, %shape) : f32[2,3] loc("/model/Reshape", "Reshape")
   output "y" = %y
 })"),
-            "node '/model/Reshape' (Reshape): operand 1 (%shape) must be a compile-time constant, but it is computed "
+            "node '/model/Reshape' (Reshape): operand 1 (%shape) must be a compile-time constant, "
+            "but it is computed "
             "at run time; kiln needs static shapes (fix the input shapes with --input-shape)");
 }
 

@@ -30,11 +30,14 @@ void planModel(const fs::path& path, const char* label) {
   }
 }
 
-TEST(ModelMemory, ExampleDigits) { planModel(fs::path(KILN_SOURCE_DIR) / "examples/digits/model.onnx", "digits"); }
+TEST(ModelMemory, ExampleDigits) {
+  planModel(fs::path(KILN_SOURCE_DIR) / "examples/digits/model.onnx", "digits");
+}
 
 TEST(ModelMemory, BackendConv) {
-  planModel(fs::path(KILN_TESTDATA_DIR) / "onnx-backend/pytorch-operator/test_operator_conv/model.onnx",
-            "onnx-backend test_operator_conv");
+  planModel(
+      fs::path(KILN_TESTDATA_DIR) / "onnx-backend/pytorch-operator/test_operator_conv/model.onnx",
+      "onnx-backend test_operator_conv");
 }
 
 // Every ONNX backend model that imports goes through the passes with both verifiers on;
@@ -63,7 +66,8 @@ TEST(ModelMemory, EveryImportableBackendModel) {
       options.verifyBetweenPasses = true;
       options.inPlace = inPlace;
       try {
-        ir::DispatchGraph dg = compileGraph(inPlace ? import::importOnnxFile(path) : std::move(graph), options);
+        ir::DispatchGraph dg =
+            compileGraph(inPlace ? import::importOnnxFile(path) : std::move(graph), options);
         EXPECT_LE(double(dg.memory.arenaBytes), 1.15 * double(dg.memory.lowerBound)) << name;
         testing::expectNoConflicts(dg);
       } catch (const CompileError& e) {
@@ -74,7 +78,8 @@ TEST(ModelMemory, EveryImportableBackendModel) {
     }
     ++planned;
   }
-  std::printf("[ memory ] onnx-backend: %d models planned, %d refused by the importer\n", planned, refused);
+  std::printf("[ memory ] onnx-backend: %d models planned, %d refused by the importer\n", planned,
+              refused);
   EXPECT_GT(planned, 50);
 }
 

@@ -18,12 +18,9 @@ namespace kiln::passes {
 
 const std::vector<GraphPass>& graphPasses() {
   static const std::vector<GraphPass> kPasses = {
-      {"dce", eliminateDeadCode},
-      {"canonicalize", canonicalize},
-      {"fold-constants", foldConstants},
-      {"canonicalize", canonicalize},
-      {"fold-batchnorm", foldBatchNorm},
-      {"fold-constants", foldConstants},
+      {"dce", eliminateDeadCode},        {"canonicalize", canonicalize},
+      {"fold-constants", foldConstants}, {"canonicalize", canonicalize},
+      {"fold-batchnorm", foldBatchNorm}, {"fold-constants", foldConstants},
       {"dce", eliminateDeadCode},
   };
   return kPasses;

@@ -1,8 +1,9 @@
 // Pipeline tests: the pass order, --print-ir-after-all output, input verification, and a
 // whole torch-style graph from IR text to a planned dispatch graph.
+#include "kiln/passes/pipeline.h"
+
 #include <sstream>
 
-#include "kiln/passes/pipeline.h"
 #include "kiln/support/diagnostics.h"
 #include "test_util.h"
 
@@ -36,8 +37,9 @@ constexpr const char* kTorchStyle = R"(graph @torch_style {
 TEST(Pipeline, PassOrder) {
   std::vector<std::string> names;
   for (const GraphPass& p : graphPasses()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"dce", "canonicalize", "fold-constants", "canonicalize",
-                                             "fold-batchnorm", "fold-constants", "dce"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"dce", "canonicalize", "fold-constants", "canonicalize",
+                                      "fold-batchnorm", "fold-constants", "dce"}));
 }
 
 TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
@@ -83,11 +85,12 @@ TEST(Pipeline, PrintIrAfterAll) {
   compileGraph(testing::parseVerified(kTorchStyle), options);
   std::string text = out.str();
   size_t pos = 0;
-  for (const char* header : {"// ----- IR before passes -----", "// ----- IR after dce -----",
-                             "// ----- IR after canonicalize -----", "// ----- IR after fold-constants -----",
-                             "// ----- IR after canonicalize -----", "// ----- IR after fold-batchnorm -----",
-                             "// ----- IR after fold-constants -----", "// ----- IR after dce -----",
-                             "// ----- dispatch graph after form-dispatches, schedule, plan-memory -----"}) {
+  for (const char* header :
+       {"// ----- IR before passes -----", "// ----- IR after dce -----",
+        "// ----- IR after canonicalize -----", "// ----- IR after fold-constants -----",
+        "// ----- IR after canonicalize -----", "// ----- IR after fold-batchnorm -----",
+        "// ----- IR after fold-constants -----", "// ----- IR after dce -----",
+        "// ----- dispatch graph after form-dispatches, schedule, plan-memory -----"}) {
     size_t found = text.find(header, pos);
     ASSERT_NE(found, std::string::npos) << header;
     pos = found + 1;
@@ -105,7 +108,9 @@ TEST(Pipeline, InvalidInputGraphIsAUserError) {
     compileGraph(std::move(graph));
     FAIL() << "expected an error";
   } catch (const CompileError& e) {
-    EXPECT_STREQ(e.what(), "IR verifier: result %y in node 'relu1' (Relu) has type f32[3,2], the op produces f32[2,3]");
+    EXPECT_STREQ(e.what(),
+                 "IR verifier: result %y in node 'relu1' (Relu) has type f32[3,2], the op produces "
+                 "f32[2,3]");
   }
 }
 

@@ -81,7 +81,9 @@ uint64_t placeAllocations(std::vector<Allocation>& allocs) {
   std::vector<Key> keys = {
       [&](size_t a, size_t b) { return allocs[a].size > allocs[b].size; },
       [&](size_t a, size_t b) { return lifetime(a) > lifetime(b); },
-      [&](size_t a, size_t b) { return allocs[a].size * lifetime(a) > allocs[b].size * lifetime(b); },
+      [&](size_t a, size_t b) {
+        return allocs[a].size * lifetime(a) > allocs[b].size * lifetime(b);
+      },
       [&](size_t a, size_t b) { return allocs[a].start < allocs[b].start; },
   };
   uint64_t bestArena = UINT64_MAX;
@@ -111,7 +113,7 @@ uint64_t placeAllocations(std::vector<Allocation>& allocs) {
 
 void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
   // ---- arena storages and their lifetimes (in stages) ----
-  std::vector<const ir::Value*> storages;               // arena tensors, in schedule order
+  std::vector<const ir::Value*> storages;  // arena tensors, in schedule order
   std::unordered_map<const ir::Value*, size_t> storageIndex;
   std::vector<uint32_t> start, end;
   for (const ir::Dispatch& d : dg.dispatches)
@@ -204,13 +206,15 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
 
   // ---- placements ----
   for (uint32_t i = 0; i < dg.inputs.size(); ++i)
-    dg.placement[dg.inputs[i].value] = ir::BufferRef{ir::Space::Input, i, 0, dg.inputs[i].type.byteSize()};
+    dg.placement[dg.inputs[i].value] =
+        ir::BufferRef{ir::Space::Input, i, 0, dg.inputs[i].type.byteSize()};
   for (uint32_t i = 0; i < dg.constants.size(); ++i)
     dg.placement[dg.constants[i].value] =
         ir::BufferRef{ir::Space::Constants, i, 0, dg.constants[i].bytes.size()};
   for (size_t i = 0; i < storages.size(); ++i) {
     const Allocation& a = allocs[allocOfGroup.at(findGroup(i))];
-    dg.placement[storages[i]] = ir::BufferRef{ir::Space::Arena, 0, a.offset, storages[i]->type().byteSize()};
+    dg.placement[storages[i]] =
+        ir::BufferRef{ir::Space::Arena, 0, a.offset, storages[i]->type().byteSize()};
   }
   for (auto [view, root] : dg.viewRoot) {
     auto it = dg.placement.find(root);
@@ -228,7 +232,8 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
     for (ir::Binding& b : d.bindings) b.ref = refOf(b.value);
   for (ir::Step& step : dg.steps) {
     if (step.kind == ir::StepKind::Dispatch) continue;
-    step.dst = ir::BufferRef{ir::Space::Output, step.outputIndex, 0, step.dstValue->type().byteSize()};
+    step.dst =
+        ir::BufferRef{ir::Space::Output, step.outputIndex, 0, step.dstValue->type().byteSize()};
     if (step.kind == ir::StepKind::Copy) step.src = refOf(step.srcValue);
   }
 }

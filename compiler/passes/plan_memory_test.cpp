@@ -35,22 +35,25 @@ std::string resnetLike(int blocks) {
     int oc = down ? c * 2 : c, ohw = down ? hw / 2 : hw, s = down ? 2 : 1;
     std::string n = std::to_string(b);
     auto type = [&](int ch, int sp) {
-      return "f32[1," + std::to_string(ch) + "," + std::to_string(sp) + "," + std::to_string(sp) + "]";
+      return "f32[1," + std::to_string(ch) + "," + std::to_string(sp) + "," + std::to_string(sp) +
+             "]";
     };
     t << "  const %w" << n << "a : f32[" << oc << "," << c << ",3,3] = splat(0.01)\n";
     t << "  const %w" << n << "b : f32[" << oc << "," << oc << ",3,3] = splat(0.01)\n";
     t << "  const %g" << n << " : f32[" << oc << "] = splat(1.0)\n";
     t << "  const %z" << n << " : f32[" << oc << "] = splat(0.0)\n";
-    t << "  %c" << n << "a = Conv(%" << cur << ", %w" << n << "a) {pads = [1, 1, 1, 1], strides = [" << s << ", " << s
-      << "]} : " << type(oc, ohw) << "\n";
-    t << "  %n" << n << "a = BatchNormalization(%c" << n << "a, %g" << n << ", %z" << n << ", %z" << n << ", %g" << n
-      << ") : " << type(oc, ohw) << "\n";
+    t << "  %c" << n << "a = Conv(%" << cur << ", %w" << n << "a) {pads = [1, 1, 1, 1], strides = ["
+      << s << ", " << s << "]} : " << type(oc, ohw) << "\n";
+    t << "  %n" << n << "a = BatchNormalization(%c" << n << "a, %g" << n << ", %z" << n << ", %z"
+      << n << ", %g" << n << ") : " << type(oc, ohw) << "\n";
     t << "  %r" << n << "a = Relu(%n" << n << "a) : " << type(oc, ohw) << "\n";
-    t << "  %c" << n << "b = Conv(%r" << n << "a, %w" << n << "b) {pads = [1, 1, 1, 1]} : " << type(oc, ohw) << "\n";
+    t << "  %c" << n << "b = Conv(%r" << n << "a, %w" << n
+      << "b) {pads = [1, 1, 1, 1]} : " << type(oc, ohw) << "\n";
     std::string skip = cur;
     if (down) {
       t << "  const %wd" << n << " : f32[" << oc << "," << c << ",1,1] = splat(0.02)\n";
-      t << "  %d" << n << " = Conv(%" << cur << ", %wd" << n << ") {strides = [2, 2]} : " << type(oc, ohw) << "\n";
+      t << "  %d" << n << " = Conv(%" << cur << ", %wd" << n
+        << ") {strides = [2, 2]} : " << type(oc, ohw) << "\n";
       skip = "d" + n;
     }
     t << "  %s" << n << " = Add(%c" << n << "b, %" << skip << ") : " << type(oc, ohw) << "\n";
@@ -72,7 +75,8 @@ TEST(PlanMemory, ResNetLikeChainsStayNearTheLowerBound) {
   for (bool inPlace : {false, true})
     for (int blocks : {2, 4, 8}) {
       ir::DispatchGraph dg = plan(resnetLike(blocks), inPlace);
-      std::string label = "resnet-like, " + std::to_string(blocks) + " blocks" + (inPlace ? ", in place" : "");
+      std::string label =
+          "resnet-like, " + std::to_string(blocks) + " blocks" + (inPlace ? ", in place" : "");
       expectWithinBound(dg, label.c_str());
       expectNoConflicts(dg);
     }
@@ -86,7 +90,8 @@ TEST(PlanMemory, ReluWritesInPlaceOverTheDyingConvOutput) {
   %r = Relu(%c) : f32[1,4,8,8]
   %e = Exp(%r) : f32[1,4,8,8]
   output "y" = %e
-})", true);
+})",
+                              true);
   ASSERT_EQ(dg.dispatches.size(), 3u);
   const ir::Dispatch& relu = dg.dispatches[1];
   EXPECT_EQ(relu.root->kind(), ir::OpKind::Relu);
@@ -109,7 +114,8 @@ TEST(PlanMemory, NoInPlaceWhenTheOperandIsStillNeeded) {
   %c = Sigmoid(%a) : f32[64]
   %d = Add(%b, %c) : f32[64]
   output "y" = %d
-})", true);
+})",
+                              true);
   // Relu and Sigmoid both read %a in stage 1: neither may overwrite it.
   for (const ir::Dispatch& d : dg.dispatches)
     if (d.stage == 1) EXPECT_TRUE(d.aliases.empty()) << d.name;
@@ -178,9 +184,12 @@ std::string inceptionLike(int modules) {
     t << "  const %w5_" << n << " : f32[4,32,5,5] = splat(0.1)\n";
     t << "  const %wp_" << n << " : f32[4,32,1,1] = splat(0.1)\n";
     t << "  %b1_" << n << " = Conv(%" << cur << ", %w1_" << n << ") : f32[1,16,28,28]\n";
-    t << "  %b3_" << n << " = Conv(%" << cur << ", %w3_" << n << ") {pads = [1, 1, 1, 1]} : f32[1,8,28,28]\n";
-    t << "  %b5_" << n << " = Conv(%" << cur << ", %w5_" << n << ") {pads = [2, 2, 2, 2]} : f32[1,4,28,28]\n";
-    t << "  %mp_" << n << " = MaxPool(%" << cur << ") {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : f32[1,32,28,28]\n";
+    t << "  %b3_" << n << " = Conv(%" << cur << ", %w3_" << n
+      << ") {pads = [1, 1, 1, 1]} : f32[1,8,28,28]\n";
+    t << "  %b5_" << n << " = Conv(%" << cur << ", %w5_" << n
+      << ") {pads = [2, 2, 2, 2]} : f32[1,4,28,28]\n";
+    t << "  %mp_" << n << " = MaxPool(%" << cur
+      << ") {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : f32[1,32,28,28]\n";
     t << "  %bp_" << n << " = Conv(%mp_" << n << ", %wp_" << n << ") : f32[1,4,28,28]\n";
     t << "  %r1_" << n << " = Relu(%b1_" << n << ") : f32[1,16,28,28]\n";
     t << "  %r3_" << n << " = Relu(%b3_" << n << ") : f32[1,8,28,28]\n";
@@ -195,7 +204,8 @@ std::string inceptionLike(int modules) {
 TEST(PlanMemory, BranchyGraphsStayNearTheLowerBound) {
   for (int modules : {1, 3, 6}) {
     ir::DispatchGraph dg = plan(inceptionLike(modules), modules == 3);
-    std::string label = "inception-like, " + std::to_string(modules) + " modules" + (modules == 3 ? ", in place" : "");
+    std::string label = "inception-like, " + std::to_string(modules) + " modules" +
+                        (modules == 3 ? ", in place" : "");
     expectWithinBound(dg, label.c_str());
     expectNoConflicts(dg);
     // Branches of one module run in one stage.
@@ -312,25 +322,29 @@ TEST(DispatchVerifier, CatchesRacesAndBadRefs) {
     ir::DispatchGraph dg = planText(kChain);
     dg.dispatches[1].bindings[1].ref = dg.dispatches[0].bindings[1].ref;  // %b over %a
     EXPECT_EQ(dispatchVerifierError(dg),
-              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 and dispatch 1 (Sigmoid_1) binding 1 touch "
+              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 and dispatch 1 (Sigmoid_1) "
+              "binding 1 touch "
               "the same bytes in stage 0");
   }
   {
     ir::DispatchGraph dg = planText(kChain);
     dg.dispatches[0].bindings[1].ref.offset = 4096;
     EXPECT_EQ(dispatchVerifierError(dg),
-              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 %a arena[4096+64] ends past its space (128 bytes)");
+              "dispatch graph verifier: dispatch 0 (Exp_0) binding 1 %a arena[4096+64] ends past "
+              "its space (128 bytes)");
   }
   {
     ir::DispatchGraph dg = planText(kChain);
     dg.dispatches[2].bindings[0].ref.length = 8;
-    EXPECT_EQ(dispatchVerifierError(dg),
-              "dispatch graph verifier: dispatch 2 (Add_2) binding 0 %a has length 8, its tensor has 64");
+    EXPECT_EQ(
+        dispatchVerifierError(dg),
+        "dispatch graph verifier: dispatch 2 (Add_2) binding 0 %a has length 8, its tensor has 64");
   }
   {
     ir::DispatchGraph dg = planText(kChain);
     dg.dispatches[2].stage = 0;
-    EXPECT_EQ(dispatchVerifierError(dg), "dispatch graph verifier: dispatch 2 is stepped in the wrong stage");
+    EXPECT_EQ(dispatchVerifierError(dg),
+              "dispatch graph verifier: dispatch 2 is stepped in the wrong stage");
   }
 }
 

@@ -31,7 +31,8 @@ void scheduleDispatches(ir::DispatchGraph& dg) {
     for (const ir::Binding& b : dg.dispatches[i].bindings)
       if (b.access & ir::kRead) {
         auto it = producer.find(dg.storageOf(b.value));
-        KILN_ASSERT(it == producer.end() || it->second < i, "dispatches are not in topological order");
+        KILN_ASSERT(it == producer.end() || it->second < i,
+                    "dispatches are not in topological order");
         stage = std::max(stage, readyStage(b.value, stages));
       }
     stages[i] = stage;

@@ -33,7 +33,8 @@ TEST(Schedule, DiamondGetsTwoParallelDispatchesThenTheJoin) {
   EXPECT_EQ(dg.numStages, 3u);
   for (size_t i = 0; i < dg.dispatches.size(); ++i) EXPECT_EQ(dg.dispatches[i].id, i);
   ASSERT_EQ(dg.steps.size(), 5u);
-  for (size_t i = 0; i + 1 < dg.steps.size(); ++i) EXPECT_LE(dg.steps[i].stage, dg.steps[i + 1].stage);
+  for (size_t i = 0; i + 1 < dg.steps.size(); ++i)
+    EXPECT_LE(dg.steps[i].stage, dg.steps[i + 1].stage);
 }
 
 TEST(Schedule, ViewsDoNotAddStagesAndCopiesFollowTheirProducer) {

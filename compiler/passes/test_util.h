@@ -35,10 +35,12 @@ std::string runPass(const std::string& text, Pass pass, bool expectChange = true
 
 // Prints naive / lower bound / planned arena sizes and checks planned <= 1.15 x bound.
 inline void expectWithinBound(const ir::DispatchGraph& dg, const char* label) {
-  std::printf("[ memory ] %s: %zu dispatches, %u stages, naive %llu B, lower bound %llu B, planned %llu B (%.3fx)\n",
-              label, dg.dispatches.size(), dg.numStages, (unsigned long long)dg.memory.naiveBytes,
-              (unsigned long long)dg.memory.lowerBound, (unsigned long long)dg.memory.arenaBytes,
-              dg.memory.lowerBound ? double(dg.memory.arenaBytes) / double(dg.memory.lowerBound) : 1.0);
+  std::printf(
+      "[ memory ] %s: %zu dispatches, %u stages, naive %llu B, lower bound %llu B, planned %llu B "
+      "(%.3fx)\n",
+      label, dg.dispatches.size(), dg.numStages, (unsigned long long)dg.memory.naiveBytes,
+      (unsigned long long)dg.memory.lowerBound, (unsigned long long)dg.memory.arenaBytes,
+      dg.memory.lowerBound ? double(dg.memory.arenaBytes) / double(dg.memory.lowerBound) : 1.0);
   EXPECT_LE(double(dg.memory.arenaBytes), 1.15 * double(dg.memory.lowerBound)) << label;
   EXPECT_GE(dg.memory.arenaBytes, dg.memory.lowerBound) << label;
   EXPECT_LE(dg.memory.arenaBytes, dg.memory.naiveBytes) << label;
@@ -48,7 +50,11 @@ inline void expectWithinBound(const ir::DispatchGraph& dg, const char* label) {
 // in-place pair of one dispatch.
 inline void expectNoConflicts(const ir::DispatchGraph& dg) {
   EXPECT_NO_THROW(ir::verifyDispatchGraph(dg));
-  struct Live { const ir::Value* v; uint64_t off, len; uint32_t first, last; };
+  struct Live {
+    const ir::Value* v;
+    uint64_t off, len;
+    uint32_t first, last;
+  };
   std::vector<Live> lives;
   std::unordered_map<const ir::Value*, size_t> index;
   for (const ir::Dispatch& d : dg.dispatches)
@@ -69,7 +75,8 @@ inline void expectNoConflicts(const ir::DispatchGraph& dg) {
   };
   for (const ir::Dispatch& d : dg.dispatches)
     for (auto [r, w] : d.aliases)
-      group[find(index.at(dg.storageOf(d.bindings[r].value)))] = find(index.at(d.bindings[w].value));
+      group[find(index.at(dg.storageOf(d.bindings[r].value)))] =
+          find(index.at(d.bindings[w].value));
   for (size_t i = 0; i < lives.size(); ++i) {
     EXPECT_EQ(lives[i].off % 64, 0u);
     EXPECT_LE(lives[i].off + lives[i].len, dg.arenaSize);

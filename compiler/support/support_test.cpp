@@ -20,18 +20,19 @@ TEST(Diagnostics, CompileErrorIsRuntimeErrorWithMessage) {
 }
 
 TEST(Diagnostics, AssertAbortsWithMessage) {
-  EXPECT_DEATH(KILN_ASSERT(1 + 1 == 3, "arithmetic"), "assertion `1 \\+ 1 == 3` failed: arithmetic");
+  EXPECT_DEATH(KILN_ASSERT(1 + 1 == 3, "arithmetic"),
+               "assertion `1 \\+ 1 == 3` failed: arithmetic");
 }
 
 TEST(Half, KnownValues) {
   EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
   EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
-  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);           // overflow -> inf
+  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);                    // overflow -> inf
   EXPECT_EQ(floatToHalf(5.960464477539063e-08f), 0x0001);  // smallest subnormal
-  EXPECT_EQ(floatToHalf(1.0009765625f), 0x3c01);  // 1 + 2^-10
-  EXPECT_EQ(floatToHalf(1.00048828125f), 0x3c00); // halfway, ties to even (down)
-  EXPECT_EQ(floatToHalf(1.00146484375f), 0x3c02); // halfway, ties to even (up)
+  EXPECT_EQ(floatToHalf(1.0009765625f), 0x3c01);           // 1 + 2^-10
+  EXPECT_EQ(floatToHalf(1.00048828125f), 0x3c00);          // halfway, ties to even (down)
+  EXPECT_EQ(floatToHalf(1.00146484375f), 0x3c02);          // halfway, ties to even (up)
   EXPECT_FLOAT_EQ(halfToFloat(0x3555), 0.333251953125f);
   EXPECT_EQ(halfToFloat(0x0001), 5.960464477539063e-08f);
   EXPECT_TRUE(std::isnan(halfToFloat(0x7e00)));

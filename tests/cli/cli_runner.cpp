@@ -1,7 +1,9 @@
-// runKiln: fork + exec of the kiln binary with stdout and stderr redirected to files.
+// runKiln: fork + exec of the kiln binary with stdout and stderr redirected to files, and its
+// peak resident set from wait4.
 #include "cli_runner.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,8 +54,10 @@ CliResult runKiln(const std::vector<std::string>& args) {
     _exit(127);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
   CliResult result;
+  result.maxRssKb = usage.ru_maxrss;
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = slurp(outPath);
   result.err = slurp(errPath);

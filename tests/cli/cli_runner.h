@@ -10,6 +10,7 @@ struct CliResult {
   int exitCode = -1;
   std::string out;
   std::string err;
+  long maxRssKb = 0;  // peak resident set size of the process
 };
 
 // Runs `kiln args...` (the binary built by this tree, KILN_CLI_PATH).

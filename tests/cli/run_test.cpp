@@ -83,6 +83,16 @@ TEST(KilnRun, TracePrintsEveryDispatchInOrder) {
               std::string::npos)
         << dispatchLines[i];
   }
+  EXPECT_NE(r.err.find("trace: 5 dispatches, "), std::string::npos) << r.err;
+}
+
+TEST(KilnRun, DoesNotLoadTheCompiler) {
+  // `kiln` links only the runtime (compile runs in kiln-compile): loading LLVM and libonnx
+  // alone would take ~55 MB.
+  CliResult r = runKiln({"run", f().elf, "--input=@" + f().x, "--input=@" + f().y,
+                         "--expected_output=@" + f().out});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_LT(r.maxRssKb, 16 * 1024);
 }
 
 TEST(KilnRun, ThreadPoolGivesTheSameResult) {

@@ -2,6 +2,7 @@
 // one entry function of an artifact on the given inputs, then writes each output to a .npy
 // file or prints it, and compares outputs with expected values when asked. `--trace` prints
 // every dispatch as it runs, in order, with its time.
+#include <chrono>
 #include <cstdio>
 
 #include "cli_error.h"
@@ -56,15 +57,27 @@ int runRun(const ParsedArgs& args) {
   inputs = {};  // the aligned copies are what the call reads
   std::vector<AlignedBuffer> outputBuffers = session.allocateOutputs(function);
 
-  if (args.flag("trace")) {
+  bool trace = args.flag("trace");
+  uint32_t traced = 0;
+  uint64_t tracedNs = 0;
+  if (trace) {
     std::fprintf(stderr, "trace: function '%s'\n", session.functionName(function).c_str());
     session.setTrace([&](uint32_t dispatch, uint32_t kernel, uint64_t ns) {
       std::string label = session.dispatchLabel(dispatch);
       std::fprintf(stderr, "trace: dispatch %4u  kernel %4u  %10.1f us%s%s\n", dispatch, kernel,
                    double(ns) / 1000.0, label.empty() ? "" : "  ", label.c_str());
+      ++traced;
+      tracedNs += ns;
     });
   }
+  auto start = std::chrono::steady_clock::now();
   session.call(function, inputBuffers, outputBuffers);
+  if (trace) {
+    double total = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                             start).count();
+    std::fprintf(stderr, "trace: %u dispatches, %.1f us in kernels, %.1f us for the call\n",
+                 traced, double(tracedNs) / 1000.0, total);
+  }
 
   int mismatches = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -9,11 +9,16 @@ namespace {
 
 const char* kindName(const Attribute& a) {
   switch (a.index()) {
-    case 0: return "int";
-    case 1: return "float";
-    case 2: return "ints";
-    case 3: return "floats";
-    default: return "string";
+    case 0:
+      return "int";
+    case 1:
+      return "float";
+    case 2:
+      return "ints";
+    case 3:
+      return "floats";
+    default:
+      return "string";
   }
 }
 
@@ -40,9 +45,12 @@ std::string quote(const std::string& s) {
 
 std::string attributeToString(const Attribute& value) {
   switch (value.index()) {
-    case 0: return std::to_string(std::get<int64_t>(value));
-    case 1: return formatFloat(std::get<float>(value));
-    case 2: return "[" + joinInts(std::get<std::vector<int64_t>>(value), ", ") + "]";
+    case 0:
+      return std::to_string(std::get<int64_t>(value));
+    case 1:
+      return formatFloat(std::get<float>(value));
+    case 2:
+      return "[" + joinInts(std::get<std::vector<int64_t>>(value), ", ") + "]";
     case 3: {
       const auto& fs = std::get<std::vector<float>>(value);
       if (fs.empty()) return "floats[]";
@@ -50,7 +58,8 @@ std::string attributeToString(const Attribute& value) {
       for (size_t i = 0; i < fs.size(); ++i) out += (i ? ", " : "") + formatFloat(fs[i]);
       return out + "]";
     }
-    default: return quote(std::get<std::string>(value));
+    default:
+      return quote(std::get<std::string>(value));
   }
 }
 

@@ -35,14 +35,22 @@ int64_t truncateToInt(double value) {
 
 double readElementDouble(DType dtype, const uint8_t* data, int64_t index) {
   switch (dtype) {
-    case DType::F32: return load<float>(data, index);
-    case DType::F16: return halfToFloat(load<uint16_t>(data, index));
-    case DType::I8: return load<int8_t>(data, index);
-    case DType::U8: return load<uint8_t>(data, index);
-    case DType::I16: return load<int16_t>(data, index);
-    case DType::I32: return load<int32_t>(data, index);
-    case DType::I64: return double(load<int64_t>(data, index));
-    case DType::Bool: return load<uint8_t>(data, index) != 0 ? 1.0 : 0.0;
+    case DType::F32:
+      return load<float>(data, index);
+    case DType::F16:
+      return halfToFloat(load<uint16_t>(data, index));
+    case DType::I8:
+      return load<int8_t>(data, index);
+    case DType::U8:
+      return load<uint8_t>(data, index);
+    case DType::I16:
+      return load<int16_t>(data, index);
+    case DType::I32:
+      return load<int32_t>(data, index);
+    case DType::I64:
+      return double(load<int64_t>(data, index));
+    case DType::Bool:
+      return load<uint8_t>(data, index) != 0 ? 1.0 : 0.0;
   }
   KILN_UNREACHABLE("bad dtype");
 }
@@ -50,36 +58,55 @@ double readElementDouble(DType dtype, const uint8_t* data, int64_t index) {
 int64_t readElementInt(DType dtype, const uint8_t* data, int64_t index) {
   switch (dtype) {
     case DType::F32:
-    case DType::F16: return truncateToInt(readElementDouble(dtype, data, index));
-    case DType::I8: return load<int8_t>(data, index);
-    case DType::U8: return load<uint8_t>(data, index);
-    case DType::I16: return load<int16_t>(data, index);
-    case DType::I32: return load<int32_t>(data, index);
-    case DType::I64: return load<int64_t>(data, index);
-    case DType::Bool: return load<uint8_t>(data, index) != 0 ? 1 : 0;
+    case DType::F16:
+      return truncateToInt(readElementDouble(dtype, data, index));
+    case DType::I8:
+      return load<int8_t>(data, index);
+    case DType::U8:
+      return load<uint8_t>(data, index);
+    case DType::I16:
+      return load<int16_t>(data, index);
+    case DType::I32:
+      return load<int32_t>(data, index);
+    case DType::I64:
+      return load<int64_t>(data, index);
+    case DType::Bool:
+      return load<uint8_t>(data, index) != 0 ? 1 : 0;
   }
   KILN_UNREACHABLE("bad dtype");
 }
 
 void writeElementDouble(DType dtype, uint8_t* data, int64_t index, double value) {
   switch (dtype) {
-    case DType::F32: return store<float>(data, index, float(value));
-    case DType::F16: return store<uint16_t>(data, index, floatToHalf(float(value)));
-    case DType::Bool: return store<uint8_t>(data, index, value != 0 ? 1 : 0);
-    default: return writeElementInt(dtype, data, index, truncateToInt(value));
+    case DType::F32:
+      return store<float>(data, index, float(value));
+    case DType::F16:
+      return store<uint16_t>(data, index, floatToHalf(float(value)));
+    case DType::Bool:
+      return store<uint8_t>(data, index, value != 0 ? 1 : 0);
+    default:
+      return writeElementInt(dtype, data, index, truncateToInt(value));
   }
 }
 
 void writeElementInt(DType dtype, uint8_t* data, int64_t index, int64_t value) {
   switch (dtype) {
-    case DType::F32: return store<float>(data, index, float(value));
-    case DType::F16: return store<uint16_t>(data, index, floatToHalf(float(value)));
-    case DType::I8: return store<int8_t>(data, index, int8_t(value));
-    case DType::U8: return store<uint8_t>(data, index, uint8_t(value));
-    case DType::I16: return store<int16_t>(data, index, int16_t(value));
-    case DType::I32: return store<int32_t>(data, index, int32_t(value));
-    case DType::I64: return store<int64_t>(data, index, value);
-    case DType::Bool: return store<uint8_t>(data, index, value != 0 ? 1 : 0);
+    case DType::F32:
+      return store<float>(data, index, float(value));
+    case DType::F16:
+      return store<uint16_t>(data, index, floatToHalf(float(value)));
+    case DType::I8:
+      return store<int8_t>(data, index, int8_t(value));
+    case DType::U8:
+      return store<uint8_t>(data, index, uint8_t(value));
+    case DType::I16:
+      return store<int16_t>(data, index, int16_t(value));
+    case DType::I32:
+      return store<int32_t>(data, index, int32_t(value));
+    case DType::I64:
+      return store<int64_t>(data, index, value);
+    case DType::Bool:
+      return store<uint8_t>(data, index, value != 0 ? 1 : 0);
   }
 }
 

@@ -42,10 +42,18 @@ void layoutConstants(DispatchGraph& graph) {
 std::string bufferRefToString(const BufferRef& ref) {
   std::string space;
   switch (ref.space) {
-    case Space::Arena: space = "arena"; break;
-    case Space::Constants: space = "const#" + std::to_string(ref.index); break;
-    case Space::Input: space = "input#" + std::to_string(ref.index); break;
-    case Space::Output: space = "output#" + std::to_string(ref.index); break;
+    case Space::Arena:
+      space = "arena";
+      break;
+    case Space::Constants:
+      space = "const#" + std::to_string(ref.index);
+      break;
+    case Space::Input:
+      space = "input#" + std::to_string(ref.index);
+      break;
+    case Space::Output:
+      space = "output#" + std::to_string(ref.index);
+      break;
   }
   return space + "[" + std::to_string(ref.offset) + "+" + std::to_string(ref.length) + "]";
 }
@@ -74,7 +82,8 @@ std::string printDispatchGraph(const DispatchGraph& graph) {
         break;
       }
       case StepKind::Copy:
-        out << "  copy " << bufferRefToString(step.src) << " -> " << bufferRefToString(step.dst) << "\n";
+        out << "  copy " << bufferRefToString(step.src) << " -> " << bufferRefToString(step.dst)
+            << "\n";
         break;
       case StepKind::Fill:
         out << "  fill " << bufferRefToString(step.dst) << " = " << int(step.fillByte) << "\n";

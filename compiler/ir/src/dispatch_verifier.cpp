@@ -17,10 +17,10 @@ namespace {
 
 // One memory access of a step: bytes [offset, offset + length) of a space.
 struct Access {
-  size_t step;      // index into graph.steps
+  size_t step;  // index into graph.steps
   uint32_t stage;
   Space space;
-  uint32_t index;   // input/output number (0 for the arena)
+  uint32_t index;  // input/output number (0 for the arena)
   uint64_t offset;
   uint64_t length;
   bool write;
@@ -49,19 +49,26 @@ class DispatchVerifier {
     const Step& s = g_.steps[a.step];
     if (s.kind == StepKind::Dispatch) {
       const Dispatch& d = g_.dispatches[s.dispatch];
-      return "dispatch " + std::to_string(d.id) + " (" + d.name + ") binding " + std::to_string(a.binding);
+      return "dispatch " + std::to_string(d.id) + " (" + d.name + ") binding " +
+             std::to_string(a.binding);
     }
-    return std::string(s.kind == StepKind::Copy ? "copy" : "fill") + " to output " + std::to_string(s.outputIndex);
+    return std::string(s.kind == StepKind::Copy ? "copy" : "fill") + " to output " +
+           std::to_string(s.outputIndex);
   }
 
   void checkRef(const BufferRef& ref, uint64_t expectedLength, const std::string& what) {
     if (ref.length != expectedLength)
-      fail(what + " has length " + std::to_string(ref.length) + ", its tensor has " + std::to_string(expectedLength));
+      fail(what + " has length " + std::to_string(ref.length) + ", its tensor has " +
+           std::to_string(expectedLength));
     uint64_t limit = 0;
     switch (ref.space) {
-      case Space::Arena: limit = g_.arenaSize; break;
+      case Space::Arena:
+        limit = g_.arenaSize;
+        break;
       case Space::Constants:
-        if (ref.index >= g_.constants.size()) fail(what + " names constant " + std::to_string(ref.index) + " of " + std::to_string(g_.constants.size()));
+        if (ref.index >= g_.constants.size())
+          fail(what + " names constant " + std::to_string(ref.index) + " of " +
+               std::to_string(g_.constants.size()));
         limit = g_.constants[ref.index].bytes.size();
         break;
       case Space::Input:
@@ -69,12 +76,14 @@ class DispatchVerifier {
         limit = g_.inputs[ref.index].type.byteSize();
         break;
       case Space::Output:
-        if (ref.index >= g_.outputs.size()) fail(what + " names output " + std::to_string(ref.index));
+        if (ref.index >= g_.outputs.size())
+          fail(what + " names output " + std::to_string(ref.index));
         limit = g_.outputs[ref.index].type.byteSize();
         break;
     }
     if (ref.offset + ref.length > limit)
-      fail(what + " " + bufferRefToString(ref) + " ends past its space (" + std::to_string(limit) + " bytes)");
+      fail(what + " " + bufferRefToString(ref) + " ends past its space (" + std::to_string(limit) +
+           " bytes)");
     if (ref.space == Space::Arena && ref.offset % 64 != 0) fail(what + " is not 64-byte aligned");
   }
 
@@ -84,25 +93,33 @@ class DispatchVerifier {
     for (const Step& s : g_.steps) {
       if (s.stage < stage) fail("steps are not in stage order");
       stage = s.stage;
-      if (s.stage >= g_.numStages) fail("a step is in stage " + std::to_string(s.stage) + " of " + std::to_string(g_.numStages));
+      if (s.stage >= g_.numStages)
+        fail("a step is in stage " + std::to_string(s.stage) + " of " +
+             std::to_string(g_.numStages));
       if (s.kind != StepKind::Dispatch) continue;
-      if (s.dispatch >= g_.dispatches.size()) fail("a step names dispatch " + std::to_string(s.dispatch));
-      if (g_.dispatches[s.dispatch].stage != s.stage) fail("dispatch " + std::to_string(s.dispatch) + " is stepped in the wrong stage");
+      if (s.dispatch >= g_.dispatches.size())
+        fail("a step names dispatch " + std::to_string(s.dispatch));
+      if (g_.dispatches[s.dispatch].stage != s.stage)
+        fail("dispatch " + std::to_string(s.dispatch) + " is stepped in the wrong stage");
       ++seen[s.dispatch];
     }
     for (size_t i = 0; i < seen.size(); ++i) {
-      if (seen[i] != 1) fail("dispatch " + std::to_string(i) + " appears " + std::to_string(seen[i]) + " times in the steps");
-      if (g_.dispatches[i].id != i) fail("dispatch " + std::to_string(i) + " has id " + std::to_string(g_.dispatches[i].id));
+      if (seen[i] != 1)
+        fail("dispatch " + std::to_string(i) + " appears " + std::to_string(seen[i]) +
+             " times in the steps");
+      if (g_.dispatches[i].id != i)
+        fail("dispatch " + std::to_string(i) + " has id " + std::to_string(g_.dispatches[i].id));
     }
   }
 
   void add(size_t step, const BufferRef& ref, bool write, const Value* value, int binding) {
     if (ref.space == Space::Constants || ref.space == Space::Input) {
-      if (write) fail("step " + std::to_string(step) + " writes read-only " + bufferRefToString(ref));
+      if (write)
+        fail("step " + std::to_string(step) + " writes read-only " + bufferRefToString(ref));
       return;  // read-only spaces never race
     }
-    accesses_.push_back(Access{step, g_.steps[step].stage, ref.space, ref.index, ref.offset, ref.length, write,
-                               value, binding});
+    accesses_.push_back(Access{step, g_.steps[step].stage, ref.space, ref.index, ref.offset,
+                               ref.length, write, value, binding});
   }
 
   void collectAccesses() {
@@ -112,8 +129,8 @@ class DispatchVerifier {
         const Dispatch& d = g_.dispatches[s.dispatch];
         for (size_t b = 0; b < d.bindings.size(); ++b) {
           const Binding& binding = d.bindings[b];
-          std::string what = "dispatch " + std::to_string(d.id) + " (" + d.name + ") binding " + std::to_string(b) +
-                             " " + valueRef(binding.value->name());
+          std::string what = "dispatch " + std::to_string(d.id) + " (" + d.name + ") binding " +
+                             std::to_string(b) + " " + valueRef(binding.value->name());
           checkRef(binding.ref, binding.value->type().byteSize(), what);
           if (!(binding.access & (kRead | kWrite))) fail(what + " has no access bits");
           add(i, binding.ref, binding.access & kWrite, g_.storageOf(binding.value), int(b));
@@ -146,8 +163,11 @@ class DispatchVerifier {
       for (size_t j = i + 1; j < accesses_.size(); ++j) {
         const Access &a = accesses_[i], &b = accesses_[j];
         if (a.stage != b.stage || (!a.write && !b.write) || !overlap(a, b)) continue;
-        bool allowed = (a.write && !b.write && inPlacePair(b, a)) || (b.write && !a.write && inPlacePair(a, b));
-        if (!allowed) fail(where(a) + " and " + where(b) + " touch the same bytes in stage " + std::to_string(a.stage));
+        bool allowed = (a.write && !b.write && inPlacePair(b, a)) ||
+                       (b.write && !a.write && inPlacePair(a, b));
+        if (!allowed)
+          fail(where(a) + " and " + where(b) + " touch the same bytes in stage " +
+               std::to_string(a.stage));
       }
   }
 
@@ -163,13 +183,14 @@ class DispatchVerifier {
       if (it == producer.end()) continue;  // an input
       const Access& w = *it->second;
       if (w.stage >= read.stage)
-        fail(where(read) + " reads " + valueRef(read.value->name()) + " in stage " + std::to_string(read.stage) +
-             ", produced in stage " + std::to_string(w.stage));
+        fail(where(read) + " reads " + valueRef(read.value->name()) + " in stage " +
+             std::to_string(read.stage) + ", produced in stage " + std::to_string(w.stage));
       for (const Access& other : accesses_) {
         if (!other.write || &other == &w || !overlap(other, read)) continue;
         if (other.stage <= w.stage || other.stage > read.stage) continue;
         if (other.stage == read.stage) continue;  // same stage: checked by checkStages
-        fail(where(other) + " overwrites " + valueRef(read.value->name()) + " before " + where(read) + " reads it");
+        fail(where(other) + " overwrites " + valueRef(read.value->name()) + " before " +
+             where(read) + " reads it");
       }
     }
   }

@@ -8,10 +8,11 @@ namespace kiln::ir {
 
 // The IR's dtype numbering is the artifact's: emit writes DType values as they are.
 static_assert(int(DType::F32) == KILN_DTYPE_F32 && int(DType::F16) == KILN_DTYPE_F16 &&
-              int(DType::I8) == KILN_DTYPE_I8 && int(DType::U8) == KILN_DTYPE_U8 &&
-              int(DType::I16) == KILN_DTYPE_I16 && int(DType::I32) == KILN_DTYPE_I32 &&
-              int(DType::I64) == KILN_DTYPE_I64 && int(DType::Bool) == KILN_DTYPE_BOOL &&
-              kDTypeCount == KILN_DTYPE_COUNT, "DType must match kiln_dtype");
+                  int(DType::I8) == KILN_DTYPE_I8 && int(DType::U8) == KILN_DTYPE_U8 &&
+                  int(DType::I16) == KILN_DTYPE_I16 && int(DType::I32) == KILN_DTYPE_I32 &&
+                  int(DType::I64) == KILN_DTYPE_I64 && int(DType::Bool) == KILN_DTYPE_BOOL &&
+                  kDTypeCount == KILN_DTYPE_COUNT,
+              "DType must match kiln_dtype");
 
 namespace {
 constexpr uint32_t kSizes[kDTypeCount] = {4, 2, 1, 1, 2, 4, 8, 1};

@@ -101,7 +101,8 @@ Value* Graph::addConstant(const std::string& name, TensorType type, std::vector<
   KILN_ASSERT(bytes.size() == type.byteSize(),
               "constant '" + name + "' has " + std::to_string(bytes.size()) + " bytes, type " +
                   type.toString() + " needs " + std::to_string(type.byteSize()));
-  auto v = std::unique_ptr<Value>(new Value(ValueKind::Constant, uniqueName(name), std::move(type)));
+  auto v =
+      std::unique_ptr<Value>(new Value(ValueKind::Constant, uniqueName(name), std::move(type)));
   v->bytes_ = std::move(bytes);
   Value* raw = registerValue(std::move(v), &ownedValues_);
   constants_.push_back(raw);
@@ -121,7 +122,8 @@ Op* Graph::createOp(OpKind kind, std::vector<Value*> operands, std::vector<Tenso
   }
   for (size_t i = 0; i < resultTypes.size(); ++i) {
     std::string name = uniqueName(resultNames.empty() ? std::string() : resultNames[i]);
-    auto r = std::unique_ptr<Value>(new Value(ValueKind::OpResult, name, std::move(resultTypes[i])));
+    auto r =
+        std::unique_ptr<Value>(new Value(ValueKind::OpResult, name, std::move(resultTypes[i])));
     r->definingOp_ = raw;
     r->resultIndex_ = int(i);
     names_[name] = r.get();
@@ -137,8 +139,9 @@ Op* Graph::createOpInferred(OpKind kind, std::vector<Value*> operands, Attribute
   RuleResult inferred = inferResultTypes(RuleInput{kind, operands, attrs, numResults});
   std::vector<TensorType> types;
   for (auto& t : inferred.types) {
-    if (!t) throw CompileError("cannot infer the result type of " + std::string(opName(kind)) +
-                               ": a static operand is not a constant");
+    if (!t)
+      throw CompileError("cannot infer the result type of " + std::string(opName(kind)) +
+                         ": a static operand is not a constant");
     types.push_back(*t);
   }
   return createOp(kind, std::move(operands), std::move(types), std::move(attrs), std::move(source),

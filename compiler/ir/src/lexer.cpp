@@ -53,15 +53,19 @@ std::string Lexer::quotedString(const Token& start) {
   advance();  // opening quote
   std::string out;
   while (true) {
-    if (pos_ >= text_.size() || peek() == '\n') fail(start.line, start.column, "unterminated string");
+    if (pos_ >= text_.size() || peek() == '\n')
+      fail(start.line, start.column, "unterminated string");
     char c = advance();
     if (c == '"') return out;
     if (c == '\\') {
       if (pos_ >= text_.size()) fail(start.line, start.column, "unterminated string");
       char e = advance();
-      if (e == 'n') out += '\n';
-      else if (e == '"' || e == '\\') out += e;
-      else fail(line_, column_ - 2, std::string("unknown escape \\") + e + " in string");
+      if (e == 'n')
+        out += '\n';
+      else if (e == '"' || e == '\\')
+        out += e;
+      else
+        fail(line_, column_ - 2, std::string("unknown escape \\") + e + " in string");
     } else {
       out += c;
     }
@@ -106,7 +110,8 @@ Token Lexer::next() {
       isFloat = true;
       t.text += advance();
       if (peek() == '+' || peek() == '-') t.text += advance();
-      if (!std::isdigit(static_cast<unsigned char>(peek()))) fail(line_, column_, "malformed number exponent");
+      if (!std::isdigit(static_cast<unsigned char>(peek())))
+        fail(line_, column_, "malformed number exponent");
       while (std::isdigit(static_cast<unsigned char>(peek()))) t.text += advance();
     }
     t.kind = isFloat ? TokenKind::Float : TokenKind::Integer;

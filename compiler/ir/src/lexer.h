@@ -35,7 +35,9 @@ class Lexer {
   std::string where(const Token& token) const;
 
  private:
-  char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
+  char peek(size_t ahead = 0) const {
+    return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
+  }
   char advance();
   void skipSpaceAndComments();
   std::string quotedString(const Token& start);

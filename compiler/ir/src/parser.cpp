@@ -15,11 +15,16 @@ namespace {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case TokenKind::End: return "end of input";
-    case TokenKind::ValueName: return "'" + valueRef(t.text) + "'";
-    case TokenKind::GraphName: return "'@" + t.text + "'";
-    case TokenKind::String: return "string \"" + t.text + "\"";
-    default: return "'" + t.text + "'";
+    case TokenKind::End:
+      return "end of input";
+    case TokenKind::ValueName:
+      return "'" + valueRef(t.text) + "'";
+    case TokenKind::GraphName:
+      return "'@" + t.text + "'";
+    case TokenKind::String:
+      return "string \"" + t.text + "\"";
+    default:
+      return "'" + t.text + "'";
   }
 }
 
@@ -31,7 +36,8 @@ class Parser {
 
   std::unique_ptr<Graph> parse() {
     expectKeyword("graph");
-    if (token_.kind != TokenKind::GraphName) error("expected a graph name like @main, got " + describe(token_));
+    if (token_.kind != TokenKind::GraphName)
+      error("expected a graph name like @main, got " + describe(token_));
     graph_ = std::make_unique<Graph>(take().text);
     expectPunct("{");
     while (!isPunct("}")) {
@@ -55,7 +61,9 @@ class Parser {
     return t;
   }
   bool isPunct(const char* p) const { return token_.kind == TokenKind::Punct && token_.text == p; }
-  bool isKeyword(const char* k) const { return token_.kind == TokenKind::Identifier && token_.text == k; }
+  bool isKeyword(const char* k) const {
+    return token_.kind == TokenKind::Identifier && token_.text == k;
+  }
   void expectPunct(const char* p) {
     if (!isPunct(p)) error(std::string("expected '") + p + "', got " + describe(token_));
     take();
@@ -65,12 +73,14 @@ class Parser {
     take();
   }
   std::string expectString(const char* what) {
-    if (token_.kind != TokenKind::String) error(std::string("expected ") + what + " string, got " + describe(token_));
+    if (token_.kind != TokenKind::String)
+      error(std::string("expected ") + what + " string, got " + describe(token_));
     return take().text;
   }
 
   int64_t parseInt(const char* what) {
-    if (token_.kind != TokenKind::Integer) error(std::string("expected ") + what + ", got " + describe(token_));
+    if (token_.kind != TokenKind::Integer)
+      error(std::string("expected ") + what + ", got " + describe(token_));
     Token t = take();
     try {
       return std::stoll(t.text);
@@ -84,7 +94,8 @@ class Parser {
     if (token_.kind == TokenKind::Identifier && (token_.text == "inf" || token_.text == "nan")) {
       return take().text == "inf" ? INFINITY : std::numeric_limits<double>::quiet_NaN();
     }
-    if (token_.kind != TokenKind::Float) error(std::string("expected ") + what + ", got " + describe(token_));
+    if (token_.kind != TokenKind::Float)
+      error(std::string("expected ") + what + ", got " + describe(token_));
     Token t = take();
     if (t.text == "-inf") return -INFINITY;
     if (t.text == "-nan") return -std::numeric_limits<double>::quiet_NaN();
@@ -94,10 +105,13 @@ class Parser {
 
   // ---- types ----
   TensorType parseType() {
-    if (token_.kind != TokenKind::Identifier) error("expected a type like f32[1,4], got " + describe(token_));
+    if (token_.kind != TokenKind::Identifier)
+      error("expected a type like f32[1,4], got " + describe(token_));
     Token t = take();
     auto dtype = parseDType(t.text);
-    if (!dtype) errorAt(t, "unknown dtype '" + t.text + "' (expected f32, f16, i8, u8, i16, i32, i64 or bool)");
+    if (!dtype)
+      errorAt(t,
+              "unknown dtype '" + t.text + "' (expected f32, f16, i8, u8, i16, i32, i64 or bool)");
     TensorType type;
     type.dtype = *dtype;
     expectPunct("[");
@@ -121,7 +135,8 @@ class Parser {
     while (!isPunct(")")) {
       if (!first) expectPunct(",");
       first = false;
-      if (token_.kind != TokenKind::Identifier) error("expected axis, scale or zero_point, got " + describe(token_));
+      if (token_.kind != TokenKind::Identifier)
+        error("expected axis, scale or zero_point, got " + describe(token_));
       Token key = take();
       expectPunct("=");
       if (key.text == "axis") {
@@ -162,11 +177,13 @@ class Parser {
     if (isKeyword("const")) return parseConst();
     if (isKeyword("output")) return parseOutput();
     if (token_.kind == TokenKind::ValueName) return parseOp();
-    error("expected 'input', 'const', 'output' or an op like %y = Relu(%x), got " + describe(token_));
+    error("expected 'input', 'const', 'output' or an op like %y = Relu(%x), got " +
+          describe(token_));
   }
 
   Token expectNewName() {
-    if (token_.kind != TokenKind::ValueName) error("expected a value name like %x, got " + describe(token_));
+    if (token_.kind != TokenKind::ValueName)
+      error("expected a value name like %x, got " + describe(token_));
     Token t = take();
     if (graph_->findValue(t.text)) errorAt(t, "redefinition of " + valueRef(t.text));
     return t;
@@ -187,7 +204,8 @@ class Parser {
   }
 
   Value* useValue() {
-    if (token_.kind != TokenKind::ValueName) error("expected a value like %x, got " + describe(token_));
+    if (token_.kind != TokenKind::ValueName)
+      error("expected a value like %x, got " + describe(token_));
     Token t = take();
     Value* v = graph_->findValue(t.text);
     if (!v) errorAt(t, "use of undefined value " + valueRef(t.text));
@@ -237,7 +255,8 @@ class Parser {
       while (!isPunct("]")) {
         if (count) expectPunct(",");
         if (count == type.numElements())
-          errorAt(bodyStart, "constant has more than the " + std::to_string(count) + " elements of " + type.toString());
+          errorAt(bodyStart, "constant has more than the " + std::to_string(count) +
+                                 " elements of " + type.toString());
         storeLiteral(type.dtype, bytes.data(), count++);
       }
       take();
@@ -245,7 +264,8 @@ class Parser {
         errorAt(bodyStart, "constant has " + std::to_string(count) + " elements, type " +
                                type.toString() + " needs " + std::to_string(type.numElements()));
     } else {
-      error("expected constant contents ([...], splat(v), hex\"...\" or elided(\"...\")), got " + describe(token_));
+      error("expected constant contents ([...], splat(v), hex\"...\" or elided(\"...\")), got " +
+            describe(token_));
     }
     graph_->addConstant(name.text, std::move(type), std::move(bytes));
   }
@@ -264,7 +284,9 @@ class Parser {
       writeElementDouble(dtype, data, index, parseNumber("a number"));
     } else {
       Token t = token_;
-      if (t.kind == TokenKind::Float) errorAt(t, "expected an integer element for " + std::string(dtypeName(dtype)) + ", got " + describe(t));
+      if (t.kind == TokenKind::Float)
+        errorAt(t, "expected an integer element for " + std::string(dtypeName(dtype)) + ", got " +
+                       describe(t));
       writeElementInt(dtype, data, index, parseInt("an integer element"));
     }
   }
@@ -303,7 +325,8 @@ class Parser {
       types.push_back(parseType());
     }
     if (types.size() != names.size())
-      errorAt(opToken, std::to_string(names.size()) + " result names but " + std::to_string(types.size()) + " result types");
+      errorAt(opToken, std::to_string(names.size()) + " result names but " +
+                           std::to_string(types.size()) + " result types");
     SourceInfo source;
     if (isKeyword("loc")) {
       take();
@@ -318,9 +341,10 @@ class Parser {
     // Names were checked unused by expectNewName; a repeat within one op is caught here.
     for (size_t i = 0; i < names.size(); ++i)
       for (size_t j = 0; j < i; ++j)
-        if (names[i].text == names[j].text) errorAt(names[i], "redefinition of " + valueRef(names[i].text));
-    graph_->createOp(*kind, std::move(operands), std::move(types), std::move(attrs), std::move(source), nullptr,
-                     std::move(resultNames));
+        if (names[i].text == names[j].text)
+          errorAt(names[i], "redefinition of " + valueRef(names[i].text));
+    graph_->createOp(*kind, std::move(operands), std::move(types), std::move(attrs),
+                     std::move(source), nullptr, std::move(resultNames));
   }
 
   AttributeMap parseAttributes() {
@@ -328,7 +352,8 @@ class Parser {
     AttributeMap attrs;
     while (!isPunct("}")) {
       if (!attrs.empty()) expectPunct(",");
-      if (token_.kind != TokenKind::Identifier) error("expected an attribute name, got " + describe(token_));
+      if (token_.kind != TokenKind::Identifier)
+        error("expected an attribute name, got " + describe(token_));
       Token name = take();
       if (attrs.has(name.text)) errorAt(name, "attribute '" + name.text + "' is given twice");
       expectPunct("=");
@@ -349,7 +374,8 @@ class Parser {
       expectPunct("]");
       return std::vector<float>{};
     }
-    if (!isPunct("[")) error("expected an attribute value (int, float, string or list), got " + describe(token_));
+    if (!isPunct("["))
+      error("expected an attribute value (int, float, string or list), got " + describe(token_));
     take();
     std::vector<int64_t> ints;
     std::vector<float> floats;
@@ -362,8 +388,10 @@ class Parser {
         for (int64_t i : ints) floats.push_back(float(i));
         ints.clear();
       }
-      if (isFloatList) floats.push_back(float(parseNumber("a number")));
-      else ints.push_back(parseInt("an integer"));
+      if (isFloatList)
+        floats.push_back(float(parseNumber("a number")));
+      else
+        ints.push_back(parseInt("an integer"));
     }
     take();
     if (isFloatList) return floats;

@@ -77,7 +77,8 @@ std::string constantBody(const Value* c, const PrintOptions& options) {
     return "splat(" + elementText(c->dtype(), bytes.data(), 0) + ")";
   if (exact && size_t(n) <= options.maxLiteralElements) {
     std::string out = "[";
-    for (int64_t i = 0; i < n; ++i) out += (i ? ", " : "") + elementText(c->dtype(), bytes.data(), i);
+    for (int64_t i = 0; i < n; ++i)
+      out += (i ? ", " : "") + elementText(c->dtype(), bytes.data(), i);
     return out + "]";
   }
   return hexText(bytes);
@@ -97,7 +98,8 @@ void printGraph(std::ostream& out, const Graph& graph, const PrintOptions& optio
   for (const auto& owned : graph.ops()) {
     const Op& op = *owned;
     out << "  ";
-    for (size_t i = 0; i < op.numResults(); ++i) out << (i ? ", " : "") << valueRef(op.result(i)->name());
+    for (size_t i = 0; i < op.numResults(); ++i)
+      out << (i ? ", " : "") << valueRef(op.result(i)->name());
     out << " = " << op.kindName() << "(";
     for (size_t i = 0; i < op.numOperands(); ++i) {
       const Value* v = op.operand(i);
@@ -114,7 +116,8 @@ void printGraph(std::ostream& out, const Graph& graph, const PrintOptions& optio
       out << "}";
     }
     out << " : ";
-    for (size_t i = 0; i < op.numResults(); ++i) out << (i ? ", " : "") << op.result(i)->type().toString();
+    for (size_t i = 0; i < op.numResults(); ++i)
+      out << (i ? ", " : "") << op.result(i)->type().toString();
     if (options.printLocations && !op.source().empty())
       out << " loc(" << quoted(op.source().nodeName) << ", " << quoted(op.source().opType) << ")";
     out << "\n";

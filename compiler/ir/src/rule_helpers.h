@@ -13,9 +13,7 @@ namespace kiln::ir::rules {
 
 [[noreturn]] inline void fail(const std::string& message) { throw CompileError(message); }
 
-inline const TensorType& typeOf(const RuleInput& in, size_t i) {
-  return in.operands[i]->type();
-}
+inline const TensorType& typeOf(const RuleInput& in, size_t i) { return in.operands[i]->type(); }
 
 inline bool present(const RuleInput& in, size_t i) {
   return i < in.operands.size() && in.operands[i] != nullptr;

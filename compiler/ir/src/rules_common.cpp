@@ -13,12 +13,11 @@ RuleResult inferResultTypes(const RuleInput& in) {
   const OpInfo& info = opInfo(in.kind);
   int n = int(in.operands.size());
   if (n < info.minOperands || (info.maxOperands >= 0 && n > info.maxOperands)) {
-    std::string expected = info.maxOperands < 0
-                               ? "at least " + std::to_string(info.minOperands)
-                           : info.minOperands == info.maxOperands
-                               ? std::to_string(info.minOperands)
-                               : std::to_string(info.minOperands) + " to " +
-                                     std::to_string(info.maxOperands);
+    std::string expected =
+        info.maxOperands < 0 ? "at least " + std::to_string(info.minOperands)
+        : info.minOperands == info.maxOperands
+            ? std::to_string(info.minOperands)
+            : std::to_string(info.minOperands) + " to " + std::to_string(info.maxOperands);
     fail("has " + std::to_string(n) + " operands, expected " + expected);
   }
   for (int i = 0; i < n; ++i)
@@ -70,8 +69,12 @@ WindowGeometry computeWindowGeometry(const Shape& inputSpatial, std::vector<int6
          std::to_string(n));
   g.strides = attrs.getInts("strides", std::vector<int64_t>(n, 1));
   g.dilations = attrs.getInts("dilations", std::vector<int64_t>(n, 1));
-  if (g.strides.size() != n) fail("strides has " + std::to_string(g.strides.size()) + " values, expected " + std::to_string(n));
-  if (g.dilations.size() != n) fail("dilations has " + std::to_string(g.dilations.size()) + " values, expected " + std::to_string(n));
+  if (g.strides.size() != n)
+    fail("strides has " + std::to_string(g.strides.size()) + " values, expected " +
+         std::to_string(n));
+  if (g.dilations.size() != n)
+    fail("dilations has " + std::to_string(g.dilations.size()) + " values, expected " +
+         std::to_string(n));
   for (size_t i = 0; i < n; ++i) {
     if (g.strides[i] < 1 || g.dilations[i] < 1 || g.kernel[i] < 1)
       fail("kernel, strides and dilations must be positive");

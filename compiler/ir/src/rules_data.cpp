@@ -22,7 +22,8 @@ RuleResult ruleReshape(const RuleInput& in) {
   for (size_t i = 0; i < target->size(); ++i) {
     int64_t d = (*target)[i];
     if (d == 0 && !allowZero) {
-      if (i >= x.shape.size()) fail("shape copies dim " + std::to_string(i) + " that the input lacks");
+      if (i >= x.shape.size())
+        fail("shape copies dim " + std::to_string(i) + " that the input lacks");
       d = x.shape[i];
     }
     if (d == -1) {
@@ -49,7 +50,8 @@ RuleResult ruleReshape(const RuleInput& in) {
 RuleResult ruleFlatten(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
   int64_t axis = in.attrs.getInt("axis", 1);
-  if (axis < -x.rank() || axis > x.rank()) fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < -x.rank() || axis > x.rank())
+    fail("axis " + std::to_string(axis) + " is out of range");
   if (axis < 0) axis += x.rank();
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < x.rank(); ++i) (i < axis ? outer : inner) *= x.shape[size_t(i)];
@@ -101,7 +103,8 @@ RuleResult ruleTranspose(const RuleInput& in) {
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != int64_t(i) || sorted.size() != x.shape.size())
-      fail("perm [" + joinInts(perm, ", ") + "] is not a permutation of " + std::to_string(x.rank()) + " dims");
+      fail("perm [" + joinInts(perm, ", ") + "] is not a permutation of " +
+           std::to_string(x.rank()) + " dims");
   Shape out;
   for (int64_t p : perm) out.push_back(x.shape[size_t(p)]);
   return single(TensorType(x.dtype, out));
@@ -116,8 +119,9 @@ RuleResult ruleConcat(const RuleInput& in) {
     const Shape& s = typeOf(in, i).shape;
     bool ok = s.size() == out.size();
     for (size_t d = 0; ok && d < s.size(); ++d) ok = int64_t(d) == axis || s[d] == out[d];
-    if (!ok) fail(operandName(i) + " shape " + shapeToString(s) + " does not match " +
-                  shapeToString(first.shape) + " outside axis " + std::to_string(axis));
+    if (!ok)
+      fail(operandName(i) + " shape " + shapeToString(s) + " does not match " +
+           shapeToString(first.shape) + " outside axis " + std::to_string(axis));
     out[size_t(axis)] += s[size_t(axis)];
   }
   return single(TensorType(first.dtype, out));
@@ -126,20 +130,23 @@ RuleResult ruleConcat(const RuleInput& in) {
 std::vector<int64_t> resolveSplit(int64_t dim, const std::vector<int64_t>* split, size_t count) {
   if (split) {
     if (split->size() != count)
-      fail("split has " + std::to_string(split->size()) + " sizes for " + std::to_string(count) + " results");
+      fail("split has " + std::to_string(split->size()) + " sizes for " + std::to_string(count) +
+           " results");
     int64_t total = 0;
     for (int64_t s : *split) {
       if (s < 0) fail("split sizes must not be negative");
       total += s;
     }
-    if (total != dim) fail("split sizes sum to " + std::to_string(total) + ", the axis has " + std::to_string(dim));
+    if (total != dim)
+      fail("split sizes sum to " + std::to_string(total) + ", the axis has " + std::to_string(dim));
     return *split;
   }
   if (count == 0) fail("Split needs at least one result");
   int64_t part = (dim + int64_t(count) - 1) / int64_t(count);
   std::vector<int64_t> sizes(count, part);
   sizes.back() = dim - part * int64_t(count - 1);
-  if (sizes.back() < 0) fail("cannot split " + std::to_string(dim) + " into " + std::to_string(count) + " parts");
+  if (sizes.back() < 0)
+    fail("cannot split " + std::to_string(dim) + " into " + std::to_string(count) + " parts");
   return sizes;
 }
 
@@ -151,7 +158,8 @@ RuleResult ruleSplit(const RuleInput& in) {
     split = staticInts(in, 1);
     if (!split) return unknown(in.numResults);
   }
-  std::vector<int64_t> sizes = resolveSplit(x.shape[size_t(axis)], split ? &*split : nullptr, in.numResults);
+  std::vector<int64_t> sizes =
+      resolveSplit(x.shape[size_t(axis)], split ? &*split : nullptr, in.numResults);
   RuleResult r;
   for (int64_t s : sizes) {
     Shape out = x.shape;
@@ -243,7 +251,8 @@ RuleResult rulePad(const RuleInput& in) {
     for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
   }
   if (pads->size() != 2 * axes.size())
-    fail("pads has " + std::to_string(pads->size()) + " values, expected " + std::to_string(2 * axes.size()));
+    fail("pads has " + std::to_string(pads->size()) + " values, expected " +
+         std::to_string(2 * axes.size()));
   Shape out = x.shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t axis = normalizeAxis(axes[i], x.rank());
@@ -265,7 +274,8 @@ RuleResult ruleTile(const RuleInput& in) {
   auto repeats = staticInts(in, 1);
   if (!repeats) return unknown();
   if (int64_t(repeats->size()) != x.rank())
-    fail("repeats has " + std::to_string(repeats->size()) + " values, input has rank " + std::to_string(x.rank()));
+    fail("repeats has " + std::to_string(repeats->size()) + " values, input has rank " +
+         std::to_string(x.rank()));
   Shape out = x.shape;
   for (size_t i = 0; i < out.size(); ++i) {
     if ((*repeats)[i] < 0) fail("repeats must not be negative");
@@ -290,7 +300,8 @@ RuleResult ruleConstantOfShape(const RuleInput& in) {
   requireRank(in, 0, 1);
   if (typeOf(in, 0).dtype != DType::I64) fail("shape operand must be i64");
   int64_t dtype = in.attrs.getInt("dtype", int64_t(DType::F32));
-  if (dtype < 0 || dtype >= kDTypeCount) fail("attribute 'dtype' = " + std::to_string(dtype) + " is not a kiln dtype");
+  if (dtype < 0 || dtype >= kDTypeCount)
+    fail("attribute 'dtype' = " + std::to_string(dtype) + " is not a kiln dtype");
   auto shape = staticInts(in, 0);
   if (!shape) return unknown();
   for (int64_t d : *shape)

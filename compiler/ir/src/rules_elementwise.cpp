@@ -31,12 +31,14 @@ RuleResult ruleClip(const RuleInput& in) {
 
 RuleResult ruleCast(const RuleInput& in) {
   int64_t to = in.attrs.getInt("to");
-  if (to < 0 || to >= kDTypeCount) fail("attribute 'to' = " + std::to_string(to) + " is not a kiln dtype");
+  if (to < 0 || to >= kDTypeCount)
+    fail("attribute 'to' = " + std::to_string(to) + " is not a kiln dtype");
   return single(TensorType(DType(to), typeOf(in, 0).shape));
 }
 
 RuleResult ruleDropout(const RuleInput& in) {
-  if (in.numResults < 1 || in.numResults > 2) fail("has " + std::to_string(in.numResults) + " results, expected 1 or 2");
+  if (in.numResults < 1 || in.numResults > 2)
+    fail("has " + std::to_string(in.numResults) + " results, expected 1 or 2");
   RuleResult r = single(typeOf(in, 0));
   if (in.numResults == 2) r.types.push_back(TensorType(DType::Bool, typeOf(in, 0).shape));
   return r;
@@ -44,7 +46,8 @@ RuleResult ruleDropout(const RuleInput& in) {
 
 static Shape broadcastAll(const RuleInput& in) {
   Shape shape = typeOf(in, 0).shape;
-  for (size_t i = 1; i < in.operands.size(); ++i) shape = broadcastShapes(shape, typeOf(in, i).shape);
+  for (size_t i = 1; i < in.operands.size(); ++i)
+    shape = broadcastShapes(shape, typeOf(in, i).shape);
   return shape;
 }
 

@@ -13,7 +13,8 @@ using namespace rules;
 RuleResult ruleConv(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
   const TensorType& w = typeOf(in, 1);
-  if (x.rank() < 3) fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
   requireRank(in, 1, x.rank());
   requireSameDType(in, 0, 1);
   int64_t group = in.attrs.getInt("group", 1);
@@ -73,16 +74,19 @@ RuleResult ruleGemm(const RuleInput& in) {
   if (present(in, 2)) {
     requireSameDType(in, 0, 2);
     if (!broadcastsTo(typeOf(in, 2).shape, out))
-      fail("C shape " + shapeToString(typeOf(in, 2).shape) + " does not broadcast to " + shapeToString(out));
+      fail("C shape " + shapeToString(typeOf(in, 2).shape) + " does not broadcast to " +
+           shapeToString(out));
   }
   return single(TensorType(typeOf(in, 0).dtype, out));
 }
 
 RuleResult rulePool(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
-  if (x.rank() < 3) fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
   Shape spatial(x.shape.begin() + 2, x.shape.end());
-  WindowGeometry g = computeWindowGeometry(spatial, in.attrs.getInts("kernel_shape"), in.attrs, true);
+  WindowGeometry g =
+      computeWindowGeometry(spatial, in.attrs.getInts("kernel_shape"), in.attrs, true);
   Shape out = {x.shape[0], x.shape[1]};
   out.insert(out.end(), g.output.begin(), g.output.end());
   return single(TensorType(x.dtype, out));
@@ -90,7 +94,8 @@ RuleResult rulePool(const RuleInput& in) {
 
 RuleResult ruleGlobalPool(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
-  if (x.rank() < 3) fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
   Shape out(x.shape.size(), 1);
   out[0] = x.shape[0];
   out[1] = x.shape[1];
@@ -148,12 +153,15 @@ RuleResult ruleReduce(const RuleInput& in) {
   }
   std::set<int64_t> reduced;
   for (int64_t a : axes) {
-    if (!reduced.insert(normalizeAxis(a, x.rank())).second) fail("axes repeat axis " + std::to_string(a));
+    if (!reduced.insert(normalizeAxis(a, x.rank())).second)
+      fail("axes repeat axis " + std::to_string(a));
   }
   Shape out;
   for (int64_t i = 0; i < x.rank(); ++i) {
-    if (!reduced.count(i)) out.push_back(x.shape[size_t(i)]);
-    else if (keepDims) out.push_back(1);
+    if (!reduced.count(i))
+      out.push_back(x.shape[size_t(i)]);
+    else if (keepDims)
+      out.push_back(1);
   }
   return single(TensorType(x.dtype, out));
 }
@@ -162,8 +170,10 @@ RuleResult ruleArgReduce(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
   int64_t axis = normalizeAxis(in.attrs.getInt("axis", 0), x.rank());
   Shape out = x.shape;
-  if (in.attrs.getInt("keepdims", 1) != 0) out[size_t(axis)] = 1;
-  else out.erase(out.begin() + axis);
+  if (in.attrs.getInt("keepdims", 1) != 0)
+    out[size_t(axis)] = 1;
+  else
+    out.erase(out.begin() + axis);
   return single(TensorType(DType::I64, out));
 }
 

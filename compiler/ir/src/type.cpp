@@ -24,8 +24,7 @@ std::string TensorType::toString() const {
       out += "], zero_point=[" + joinInts(quant->zeroPoints, ", ") + "]";
     } else {
       out += "scale=" + formatFloat(quant->scales.empty() ? 0.0f : quant->scales[0]);
-      out += ", zero_point=" +
-             std::to_string(quant->zeroPoints.empty() ? 0 : quant->zeroPoints[0]);
+      out += ", zero_point=" + std::to_string(quant->zeroPoints.empty() ? 0 : quant->zeroPoints[0]);
     }
     out += ")";
   }

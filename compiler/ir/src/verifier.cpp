@@ -26,15 +26,18 @@ class Verifier {
     for (Value* c : graph_.constants()) {
       define(c, "constant");
       if (c->constantBytes().size() != c->type().byteSize())
-        fail("constant " + valueRef(c->name()) + " has " + std::to_string(c->constantBytes().size()) +
-             " bytes, its type " + c->type().toString() + " needs " + std::to_string(c->type().byteSize()));
+        fail("constant " + valueRef(c->name()) + " has " +
+             std::to_string(c->constantBytes().size()) + " bytes, its type " +
+             c->type().toString() + " needs " + std::to_string(c->type().byteSize()));
     }
     for (const auto& owned : graph_.ops()) verifyOp(*owned);
     std::unordered_set<std::string> outputNames;
     for (const GraphOutput& out : graph_.outputs()) {
       if (!defined_.count(out.value))
-        fail("output \"" + out.name + "\" refers to " + valueRef(out.value->name()) + ", which is not defined in the graph");
-      if (!outputNames.insert(out.name).second) fail("output name \"" + out.name + "\" is used twice");
+        fail("output \"" + out.name + "\" refers to " + valueRef(out.value->name()) +
+             ", which is not defined in the graph");
+      if (!outputNames.insert(out.name).second)
+        fail("output name \"" + out.name + "\" is used twice");
     }
     for (const auto& [value, count] : useCounts_) {
       if (value->users().size() != count)
@@ -44,7 +47,8 @@ class Verifier {
 
  private:
   void define(const Value* v, const char* what) {
-    if (!names_.insert(v->name()).second) fail(std::string(what) + " " + valueRef(v->name()) + " redefines a name");
+    if (!names_.insert(v->name()).second)
+      fail(std::string(what) + " " + valueRef(v->name()) + " redefines a name");
     defined_.insert(v);
     useCounts_[v] = 0;
     checkQuant(v);
@@ -55,12 +59,14 @@ class Verifier {
     if (!q) return;
     size_t expected = 1;
     if (q->perChannel()) {
-      if (q->axis >= v->type().rank()) fail("quantization axis of " + valueRef(v->name()) + " is out of range");
+      if (q->axis >= v->type().rank())
+        fail("quantization axis of " + valueRef(v->name()) + " is out of range");
       expected = size_t(v->type().shape[size_t(q->axis)]);
     }
     if (q->scales.size() != expected || q->zeroPoints.size() != expected)
       fail(valueRef(v->name()) + " has " + std::to_string(q->scales.size()) + " scales and " +
-           std::to_string(q->zeroPoints.size()) + " zero points, expected " + std::to_string(expected));
+           std::to_string(q->zeroPoints.size()) + " zero points, expected " +
+           std::to_string(expected));
   }
 
   void verifyOp(const Op& op) {

@@ -41,7 +41,7 @@ uint16_t floatToHalf(float value) {
   }
   int32_t e = int32_t(exponent) - 127 + 15;
   if (e >= 0x1f) return uint16_t(sign | 0x7c00u);  // overflow -> inf
-  if (e <= 0) {                                     // subnormal or zero in f16
+  if (e <= 0) {                                    // subnormal or zero in f16
     if (e < -10) return sign;
     mantissa |= 0x800000u;
     uint32_t shift = uint32_t(14 - e);

@@ -11,7 +11,8 @@
 
 namespace kiln::ir {
 
-using Attribute = std::variant<int64_t, float, std::vector<int64_t>, std::vector<float>, std::string>;
+using Attribute =
+    std::variant<int64_t, float, std::vector<int64_t>, std::vector<float>, std::string>;
 
 // Text form of one attribute value ("3", "1.5", "[1, 2]", "[0.5]", "floats[]", "\"NOTSET\"").
 std::string attributeToString(const Attribute& value);

@@ -54,8 +54,8 @@ struct Binding {
 };
 
 struct Dispatch {
-  uint32_t id = 0;         // index in DispatchGraph::dispatches
-  std::string name;        // for DEBUG and traces: the source node's name, else "<Kind>_<id>"
+  uint32_t id = 0;   // index in DispatchGraph::dispatches
+  std::string name;  // for DEBUG and traces: the source node's name, else "<Kind>_<id>"
   const Op* root = nullptr;
   std::vector<const Op*> fused;  // fused elementwise ops (empty until the fusion issue)
   std::vector<Binding> bindings;
@@ -70,10 +70,10 @@ enum class StepKind : uint8_t { Dispatch, Copy, Fill };
 struct Step {
   StepKind kind = StepKind::Dispatch;
   uint32_t stage = 0;
-  uint32_t dispatch = 0;  // Dispatch: index into DispatchGraph::dispatches
-  BufferRef src;          // Copy: source bytes
-  BufferRef dst;          // Copy, Fill: destination bytes
-  uint8_t fillByte = 0;   // Fill: every destination byte gets this value
+  uint32_t dispatch = 0;            // Dispatch: index into DispatchGraph::dispatches
+  BufferRef src;                    // Copy: source bytes
+  BufferRef dst;                    // Copy, Fill: destination bytes
+  uint8_t fillByte = 0;             // Fill: every destination byte gets this value
   const Value* srcValue = nullptr;  // Copy: the value read (planMemory resolves src)
   const Value* dstValue = nullptr;  // Copy, Fill: the value written (an output's value)
   uint32_t outputIndex = 0;         // Copy, Fill: the graph output written
@@ -92,9 +92,9 @@ struct IoTensor {
 };
 
 struct MemoryStats {
-  uint64_t naiveBytes = 0;   // every arena tensor in its own 64-byte aligned slot
-  uint64_t lowerBound = 0;   // largest sum of live (aligned) arena bytes at any stage
-  uint64_t arenaBytes = 0;   // planned arena size
+  uint64_t naiveBytes = 0;  // every arena tensor in its own 64-byte aligned slot
+  uint64_t lowerBound = 0;  // largest sum of live (aligned) arena bytes at any stage
+  uint64_t arenaBytes = 0;  // planned arena size
 };
 
 struct DispatchGraph {
@@ -102,9 +102,9 @@ struct DispatchGraph {
   std::vector<IoTensor> inputs;
   std::vector<IoTensor> outputs;
   std::vector<ConstantEntry> constants;
-  uint64_t constantsSize = 0;    // blob size (sum of aligned entries)
+  uint64_t constantsSize = 0;        // blob size (sum of aligned entries)
   std::vector<Dispatch> dispatches;  // in schedule order (stage, then topological order)
-  std::vector<Step> steps;       // command stream order; stage numbers never decrease
+  std::vector<Step> steps;           // command stream order; stage numbers never decrease
   uint32_t numStages = 0;
   uint64_t arenaSize = 0;
   MemoryStats memory;

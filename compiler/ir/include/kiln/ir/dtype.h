@@ -8,7 +8,16 @@
 
 namespace kiln::ir {
 
-enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2, U8 = 3, I16 = 4, I32 = 5, I64 = 6, Bool = 7 };
+enum class DType : uint8_t {
+  F32 = 0,
+  F16 = 1,
+  I8 = 2,
+  U8 = 3,
+  I16 = 4,
+  I32 = 5,
+  I64 = 6,
+  Bool = 7
+};
 
 inline constexpr int kDTypeCount = 8;
 

@@ -27,9 +27,9 @@ struct RuleResult;
 struct OpInfo {
   std::string_view name;
   int minOperands;
-  int maxOperands;     // -1: variadic
-  int numResults;      // -1: decided by the op
-  uint32_t traits;     // OpTrait bits
+  int maxOperands;          // -1: variadic
+  int numResults;           // -1: decided by the op
+  uint32_t traits;          // OpTrait bits
   uint32_t staticOperands;  // bit i: operand i is read at compile time
   RuleResult (*rule)(const RuleInput&);
 

@@ -32,9 +32,9 @@ namespace kiln::ir {
 class Graph;
 
 struct PrintOptions {
-  size_t maxLiteralElements = 16;         // larger non-splat constants print as hex
+  size_t maxLiteralElements = 16;            // larger non-splat constants print as hex
   uint64_t elideConstantsOver = UINT64_MAX;  // bytes; larger constants print elided
-  bool printLocations = true;             // loc("node", "OpType")
+  bool printLocations = true;                // loc("node", "OpType")
 };
 
 void printGraph(std::ostream& out, const Graph& graph, const PrintOptions& options = {});

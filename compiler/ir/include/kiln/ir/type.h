@@ -13,7 +13,7 @@ namespace kiln::ir {
 // A static shape: every dim is known and >= 0. Rank 0 (empty vector) is a scalar.
 using Shape = std::vector<int64_t>;
 
-int64_t numElements(const Shape& shape);  // product of dims (1 for a scalar)
+int64_t numElements(const Shape& shape);        // product of dims (1 for a scalar)
 std::string shapeToString(const Shape& shape);  // "[1,3,224,224]"
 
 // Affine quantization: real = scale * (q - zero_point).

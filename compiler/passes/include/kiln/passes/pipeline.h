@@ -38,6 +38,7 @@ const std::vector<GraphPass>& graphPasses();
 // Verifies the input graph, runs the graph passes, then formDispatches, scheduleDispatches
 // and planMemory. Throws CompileError for user errors (including a verifier failure of the
 // input graph); a verifier failure after a pass is a compiler bug and aborts.
-ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineOptions& options = {});
+ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph,
+                               const PipelineOptions& options = {});
 
 }  // namespace kiln::passes

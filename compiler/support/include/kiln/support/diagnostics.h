@@ -24,10 +24,11 @@ class CompileError : public std::runtime_error {
 }  // namespace kiln
 
 // Checks an internal invariant (a compiler bug if it fails), in every build type.
-#define KILN_ASSERT(cond, message)                                                 \
-  do {                                                                             \
-    if (!(cond)) ::kiln::internalError(__FILE__, __LINE__, std::string("assertion `" #cond \
-                                                                       "` failed: ") + (message)); \
+#define KILN_ASSERT(cond, message)                                                      \
+  do {                                                                                  \
+    if (!(cond))                                                                        \
+      ::kiln::internalError(__FILE__, __LINE__,                                         \
+                            std::string("assertion `" #cond "` failed: ") + (message)); \
   } while (false)
 
 // Marks code that must never be reached.
