@@ -17,7 +17,7 @@ class ModelWalker {
         displayName_(displayName),
         graph_(std::make_unique<ir::Graph>(model_.graph().name().empty() ? "main"
                                                                          : model_.graph().name())),
-        translation_{*graph_, displayName, prepared.sourceOpset, kOnnxTargetOpset, {}} {}
+        translation_{*graph_, displayName, prepared.sourceOpset, {}} {}
 
   std::unique_ptr<ir::Graph> run() {
     const onnx::GraphProto& graph = model_.graph();

@@ -43,8 +43,7 @@ struct OnnxNode {
 struct OnnxTranslation {
   ir::Graph& graph;
   std::string displayName;  // the model file, for diagnostics
-  int64_t sourceOpset;      // the model's ai.onnx opset before version conversion
-  int64_t opset;            // the opset the nodes are at now
+  int64_t sourceOpset;      // the model's ai.onnx opset before conversion (nodes are at 17)
   ShapeValues shapeValues;  // contents of shape tensors, for types ONNX left unknown
 
   // "model.onnx: node 'conv1' (Conv): <why>" as a CompileError.
