@@ -315,6 +315,18 @@ TEST(OnnxErrors, InputShapeFixesUnknownDims) {
   EXPECT_EQ(graph->outputs()[0].value->shape(), (ir::Shape{2, 3, 16, 224}));
 }
 
+// Two symbolic inputs: fixing one still names the other.
+TEST(OnnxErrors, SecondInputStillUnknown) {
+  const char* text = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,4] a, float[M,4] b) => (float[P,4] y) { y = Concat <axis = 0> (a, b) })";
+  EXPECT_EQ(importError(modelFromText(text), withShapes({"a:2x4"})),
+            "test.onnx: input 'b' has unknown dims (dim 0 'M' in shape Mx4); fix them with "
+            "--input-shape=b:DIMS, for example --input-shape=b:1x4");
+  auto graph = importOnnxBytes(modelFromText(text), withShapes({"a:2x4", "b:3x4"}));
+  EXPECT_EQ(graph->outputs()[0].value->shape(), (ir::Shape{5, 4}));
+}
+
 TEST(OnnxErrors, InputShapeNamesMissingInput) {
   EXPECT_EQ(importError(modelFromText(kSymbolic), withShapes({"input:1x3x224x224"})),
             "--input-shape=input:1x3x224x224: test.onnx has no input named 'input' (its "
