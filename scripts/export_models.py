@@ -18,116 +18,19 @@ import os
 import sys
 import time
 
-import numpy as np
-import torch
-import torch.nn as nn
-import torchvision
-
-
-class MnistCnn(nn.Module):
-    """LeNet-like CNN for 1x1x28x28: Conv-BN-ReLU-MaxPool twice, then two Gemms."""
-
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 16, 5, padding=2), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 5, padding=2), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2))
-        self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(32 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10))
-
-    def forward(self, x):
-        return self.classifier(self.features(x))
-
-
-class Mlp(nn.Module):
-    """784-256-128-10 with a standalone BatchNorm (not foldable into a Conv) and a Softmax."""
-
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.Sequential(
-            nn.Linear(784, 256), nn.BatchNorm1d(256), nn.ReLU(),
-            nn.Linear(256, 128), nn.ReLU(),
-            nn.Linear(128, 10), nn.Softmax(dim=1))
-
-    def forward(self, x):
-        return self.layers(x)
-
-
-class TwoBranch(nn.Module):
-    """Two branches that share only the input and meet at a Concat (concurrent stages)."""
-
-    def __init__(self):
-        super().__init__()
-        self.left = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
-                                  nn.Conv2d(16, 16, 3, padding=1), nn.ReLU())
-        self.right = nn.Sequential(nn.Conv2d(3, 8, 1), nn.ReLU(),
-                                   nn.Conv2d(8, 16, 5, padding=2), nn.BatchNorm2d(16), nn.ReLU(),
-                                   nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False))
-        self.head = nn.Sequential(nn.Conv2d(32, 32, 3, stride=2, padding=1), nn.ReLU(),
-                                  nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
-
-    def forward(self, x):
-        return self.head(torch.cat([self.left(x), self.right(x)], dim=1))
-
-
-# name: (constructor, input shape, opset, calibration batch size)
-MODELS = {
-    "mnist_cnn": (MnistCnn, (1, 1, 28, 28), 13, 32),
-    "mnist_cnn_opset9": (MnistCnn, (1, 1, 28, 28), 9, 32),
-    "mlp": (Mlp, (1, 784), 13, 64),
-    "two_branch": (TwoBranch, (1, 3, 32, 32), 13, 16),
-    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None),
-                     (1, 3, 224, 224), 13, 4),
-    "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224), 13, 4),
-    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None),
-                      (1, 3, 224, 224), 13, 4),
-}
-SEED = 1234
-CALIBRATION_BATCHES = 3
-
-
-def calibrate(model, shape, batch):
-    """BatchNorm running mean/var := the exact average over a few random batches."""
-    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    if not norms:
-        return
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None  # cumulative moving average
-    model.train()
-    with torch.no_grad():
-        for _ in range(CALIBRATION_BATCHES):
-            model(torch.randn(batch, *shape[1:]))
-
-
+# Must match e2e_models.MODELS (checked below) and tests/e2e/CMakeLists.txt.
+NAMES = ["mnist_cnn", "mnist_cnn_opset9", "mlp", "two_branch", "mobilenet_v2", "resnet18",
+         "squeezenet1_1"]
 FILES = ("model.onnx", "input.npy", "output.npy")
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def upToDate(name, out_dir):
-    """All three files exist and are newer than this script."""
-    script_time = os.path.getmtime(os.path.abspath(__file__))
+    """All three files exist and are newer than this script and e2e_models.py."""
+    script_time = max(os.path.getmtime(os.path.join(HERE, f))
+                      for f in ("export_models.py", "e2e_models.py"))
     paths = [os.path.join(out_dir, name, f) for f in FILES]
     return all(os.path.exists(p) and os.path.getmtime(p) > script_time for p in paths)
-
-
-def exportModel(name, out_dir):
-    make, shape, opset, batch = MODELS[name]
-    torch.manual_seed(SEED)
-    model = make()
-    calibrate(model, shape, batch)
-    model.eval()
-
-    x = torch.from_numpy(np.random.RandomState(SEED).standard_normal(shape).astype(np.float32))
-    with torch.no_grad():
-        y = model(x)
-    folder = os.path.join(out_dir, name)
-    os.makedirs(folder, exist_ok=True)
-    # Classic TorchScript exporter (torch 1.13's default), static shapes, batch 1.
-    torch.onnx.export(model, x, os.path.join(folder, "model.onnx"), opset_version=opset,
-                      input_names=["input"], output_names=["output"], do_constant_folding=True)
-    np.save(os.path.join(folder, "input.npy"), x.numpy())
-    np.save(os.path.join(folder, "output.npy"), y.numpy().astype(np.float32))
-    return y
 
 
 def main():
@@ -136,24 +39,32 @@ def main():
     parser.add_argument("names", nargs="*", help="models to export (default: all)")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     parser.add_argument("--skip-up-to-date", action="store_true",
-                        help="keep models whose files are newer than this script")
+                        help="keep models whose files are newer than the export scripts")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(NAMES))
         return
     if not args.out_dir:
         parser.error("OUT_DIR is required")
-    unknown = [n for n in args.names if n not in MODELS]
+    unknown = [n for n in args.names if n not in NAMES]
     if unknown:
-        parser.error(f"unknown model {unknown[0]!r}; known: {', '.join(MODELS)}")
+        parser.error(f"unknown model {unknown[0]!r}; known: {', '.join(NAMES)}")
 
-    torch.set_num_threads(1)  # bit-identical reference outputs from run to run
-    for name in args.names or MODELS:
+    todo = []
+    for name in args.names or NAMES:
         if args.skip_up_to_date and upToDate(name, args.out_dir):
             print(f"{name}: up to date")
-            continue
+        else:
+            todo.append(name)
+    if not todo:
+        return
+    import torch  # slow (seconds): only when something is exported
+    import e2e_models
+    assert list(e2e_models.MODELS) == NAMES, "NAMES and e2e_models.MODELS disagree"
+    torch.set_num_threads(1)  # bit-identical reference outputs from run to run
+    for name in todo:
         started = time.time()
-        y = exportModel(name, args.out_dir)
+        y = e2e_models.exportModel(name, args.out_dir)
         print(f"{name}: output {tuple(y.shape)} mean {y.mean():.4f} std {y.std():.4f} "
               f"({time.time() - started:.1f} s)")
 
