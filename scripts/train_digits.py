@@ -99,6 +99,12 @@ def main():
         samples.append({"input": f"digit_{k}.npy", "logits": f"digit_{k}_logits.npy",
                         "label": int(test_y[k]), "pytorch_prediction": int(logits.argmax())})
 
+    # The whole held-out set, compactly (pixels as scikit-learn has them: integers 0..16), so that
+    # scripts/demo can measure kiln's accuracy on all of it.
+    np.save(os.path.join(out_dir, "test_images_u8.npy"),
+            np.rint(test_x[:, 0] * 16).astype(np.uint8))
+    np.save(os.path.join(out_dir, "test_labels_u8.npy"), test_y.astype(np.uint8))
+
     manifest = {"model": "model.onnx", "input": "image", "input_shape": [1, 1, 8, 8],
                 "output": "logits", "seed": SEED, "epochs": EPOCHS,
                 "train_digits": len(train_y), "test_digits": len(test_y),
