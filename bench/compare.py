@@ -186,6 +186,7 @@ def printTable(rows, threads, baseline_kb):
               "with no model loaded (bench/ort_bench.js --baseline).")
     for note in notes:
         print("note: " + note)
+    return notes
 
 
 def main():
@@ -199,6 +200,8 @@ def main():
     parser.add_argument("--threads", default="1,2", help="thread counts, e.g. 1,2")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per run")
     parser.add_argument("--json", help="also write the raw figures to this file")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 if any model failed to compile, run or match PyTorch")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     if not os.access(args.kiln, os.X_OK):
@@ -216,13 +219,14 @@ def main():
     cpu = sh(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).stdout.strip()
     print(f"kiln vs ONNX Runtime (onnxruntime-node), p50 of {args.seconds:g} s per run; "
           f"CPU: {cpu}, {os.cpu_count()} cores\n")
-    printTable(rows, args.threads, baseline_kb)
+    notes = printTable(rows, args.threads, baseline_kb)
     printSizes(rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu, "seconds": args.seconds, "ort_baseline_rss_kb": baseline_kb,
                        "models": rows}, f, indent=1)
+    return 1 if args.strict and notes else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
