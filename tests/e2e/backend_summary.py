@@ -12,6 +12,18 @@ import re
 import sys
 
 
+def refusalKind(message):
+    """What a refusal is about: an operator, an element type, or one form of an operator."""
+    for pattern, kind in ((r"operator '([^']+)'", "{}"),
+                          (r"element type (\w+)", "{} tensors"),
+                          (r"(string) tensor", "{} tensors"),
+                          (r"node '[^']*' \((\w+)\)", "{} (this form)")):
+        match = re.search(pattern, message)
+        if match:
+            return kind.format(match.group(1))
+    return "other"
+
+
 def main():
     root = sys.argv[1]
     outcomes = collections.defaultdict(list)
@@ -22,14 +34,13 @@ def main():
             status, _, detail = f.read().rstrip("\n").partition("\t")
         outcomes[status].append((case, detail))
         if status == "unsupported":
-            match = re.search(r"operator '([^']+)'", detail)
-            refused_ops[match.group(1) if match else "(value type)"] += 1
+            refused_ops[refusalKind(detail)] += 1
 
     lines = [f"ONNX backend cases: {sum(len(v) for v in outcomes.values())} run, "
              f"{len(outcomes['pass'])} pass, {len(outcomes['unsupported'])} unsupported, "
              f"{len(outcomes['fail'])} fail"]
     if refused_ops:
-        lines.append("refused operators (cases): " +
+        lines.append("refused (cases): " +
                      ", ".join(f"{op} ({n})" for op, n in refused_ops.most_common()))
     for status in ("fail", "unsupported"):
         for case, detail in outcomes[status]:
