@@ -9,6 +9,8 @@ namespace kiln::import {
 
 namespace {
 
+constexpr int64_t kMaxElements = int64_t(1) << 40;  // far beyond any real input
+
 [[noreturn]] void throwSyntax(std::string_view flagValue, const std::string& why) {
   throw CompileError("--input-shape=" + std::string(flagValue) + ": " + why +
                      " (expected NAME:DIMS, e.g. --input-shape=input:1x3x224x224)");
@@ -24,6 +26,7 @@ InputShape parseInputShape(std::string_view flagValue) {
   if (shape.name.empty()) throwSyntax(flagValue, "empty input name");
   std::string_view rest = flagValue.substr(colon + 1);
   if (rest.empty()) throwSyntax(flagValue, "no dims after ':'");
+  int64_t elements = 1;
   while (true) {
     size_t x = rest.find('x');
     std::string_view text = rest.substr(0, x);
@@ -33,6 +36,8 @@ InputShape parseInputShape(std::string_view flagValue) {
       throwSyntax(flagValue, "dim '" + std::string(text) + "' is not a positive integer");
     }
     shape.dims.push_back(dim);
+    elements = dim > kMaxElements / elements ? kMaxElements + 1 : elements * dim;
+    if (elements > kMaxElements) throwSyntax(flagValue, "the shape has over 2^40 elements");
     if (x == std::string_view::npos) break;
     rest = rest.substr(x + 1);
   }

@@ -61,6 +61,13 @@ TEST(InputShape, BadDims) {
   EXPECT_EQ(errorOf("x:3x?"), "--input-shape=x:3x?: dim '?' is not a positive integer" + tail);
 }
 
+TEST(InputShape, TooLarge) {
+  EXPECT_EQ(errorOf("x:1048576x1048576x2"),
+            "--input-shape=x:1048576x1048576x2: the shape has over 2^40 elements (expected "
+            "NAME:DIMS, e.g. --input-shape=input:1x3x224x224)");
+  EXPECT_EQ(parseInputShape("x:1048576x1048576").dims.size(), 2u);
+}
+
 TEST(InputShape, FormatDims) {
   EXPECT_EQ(formatDims({1, 3, 224, 224}), "1x3x224x224");
   EXPECT_EQ(formatDims({-1, 3}), "?x3");

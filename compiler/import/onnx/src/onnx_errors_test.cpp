@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::modelFromText;
+using testing::modelFromTextRawDataDims;
 using testing::writeFile;
 
 std::string importError(const std::string& bytes, OnnxImportOptions options = {}) {
@@ -133,6 +134,21 @@ TEST(OnnxErrors, InitializerValueCountMismatch) {
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[3] x) => (float[3] y) <float[3] w = {1.0, 2.0}> { y = Add(x, w) })")),
             "test.onnx: tensor 'w' holds 2 values; its type f32[3] needs 3");
+}
+
+// Corrupt dims must not make the importer allocate terabytes.
+TEST(OnnxErrors, InitializerTooLarge) {
+  EXPECT_EQ(importError(modelFromTextRawDataDims(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x) => (float[3] y) <float[3] w = {1.0, 2.0, 3.0}> { y = Identity(x) })",
+                                                 "w", {1 << 30, 1 << 30, 4})),
+            "test.onnx: tensor 'w' is too large");
+  EXPECT_EQ(importError(modelFromTextRawDataDims(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x) => (float[3] y) <float[3] w = {1.0, 2.0, 3.0}> { y = Identity(x) })",
+                                                 "w", {1 << 20, 1 << 10})),
+            "test.onnx: tensor 'w' has 12 bytes of raw data; its type f32[1048576,1024] needs "
+            "4294967296");
 }
 
 TEST(OnnxErrors, StringConstant) {

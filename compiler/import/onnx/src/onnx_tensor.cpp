@@ -20,6 +20,18 @@ void storeAll(std::vector<uint8_t>& bytes, const google::protobuf::RepeatedField
   }
 }
 
+// Elements in the typed field that holds this tensor's element type.
+int64_t typedValueCount(const TensorProto& tensor) {
+  switch (tensor.data_type()) {
+    case TensorProto::FLOAT: return tensor.float_data_size();
+    case TensorProto::INT64: return tensor.int64_data_size();
+    default: return tensor.int32_data_size();  // int32 and narrower, bool, float16 bits
+  }
+}
+
+// Constants beyond 2^40 elements are corrupt dims, not weights.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
 }  // namespace
 
 std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
@@ -56,58 +68,51 @@ ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string&
   }
   ConstantTensor result;
   result.type.dtype = *dtype;
+  int64_t count = 1;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0) fail("has a negative dim");
+    if (dim > 0 && count > kMaxElements / dim) fail("is too large");
+    count *= dim;
     result.type.shape.push_back(dim);
   }
-  const int64_t count = result.type.numElements();
   const size_t byteSize = result.type.byteSize();
-  result.bytes.assign(byteSize, 0);
+  // Sizes are checked before anything is allocated: the dims may be corrupt.
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != byteSize) {
       fail("has " + std::to_string(tensor.raw_data().size()) + " bytes of raw data; its type " +
            result.type.toString() + " needs " + std::to_string(byteSize));
     }
-    std::memcpy(result.bytes.data(), tensor.raw_data().data(), byteSize);
+    result.bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
     return result;
   }
-  auto requireCount = [&](int64_t have) {
-    if (have != count) {
-      fail("holds " + std::to_string(have) + " values; its type " + result.type.toString() +
-           " needs " + std::to_string(count));
-    }
-  };
+  if (typedValueCount(tensor) != count) {
+    fail("holds " + std::to_string(typedValueCount(tensor)) + " values; its type " +
+         result.type.toString() + " needs " + std::to_string(count));
+  }
+  result.bytes.assign(byteSize, 0);
   switch (tensor.data_type()) {
     case TensorProto::FLOAT:
-      requireCount(tensor.float_data_size());
       storeAll<float>(result.bytes, tensor.float_data());
       break;
     case TensorProto::INT64:
-      requireCount(tensor.int64_data_size());
       storeAll<int64_t>(result.bytes, tensor.int64_data());
       break;
     case TensorProto::INT32:
-      requireCount(tensor.int32_data_size());
       storeAll<int32_t>(result.bytes, tensor.int32_data());
       break;
     case TensorProto::INT16:
-      requireCount(tensor.int32_data_size());
       storeAll<int16_t>(result.bytes, tensor.int32_data());
       break;
     case TensorProto::FLOAT16:  // the bits of each half, one per int32
-      requireCount(tensor.int32_data_size());
       storeAll<uint16_t>(result.bytes, tensor.int32_data());
       break;
     case TensorProto::INT8:
-      requireCount(tensor.int32_data_size());
       storeAll<int8_t>(result.bytes, tensor.int32_data());
       break;
     case TensorProto::UINT8:
-      requireCount(tensor.int32_data_size());
       storeAll<uint8_t>(result.bytes, tensor.int32_data());
       break;
     case TensorProto::BOOL:
-      requireCount(tensor.int32_data_size());
       for (int i = 0; i < tensor.int32_data_size(); ++i) {
         result.bytes[i] = tensor.int32_data(i) != 0 ? 1 : 0;
       }

@@ -100,6 +100,18 @@ std::string modelFromTextSequenceOutput(std::string_view text, const std::string
   return serialize(model);
 }
 
+std::string modelFromTextRawDataDims(std::string_view text, const std::string& tensor,
+                                     const std::vector<int64_t>& dims) {
+  onnx::ModelProto model = parse(text);
+  for (auto& initializer : *model.mutable_graph()->mutable_initializer()) {
+    if (initializer.name() != tensor) continue;
+    toRawData(initializer);
+    initializer.clear_dims();
+    for (int64_t dim : dims) initializer.add_dims(dim);
+  }
+  return serialize(model);
+}
+
 std::string modelFromTextRawData(std::string_view text) {
   onnx::ModelProto model = parse(text);
   for (auto& tensor : *model.mutable_graph()->mutable_initializer()) toRawData(tensor);

@@ -36,6 +36,11 @@ std::string modelFromTextRetyped(std::string_view text, const std::string& tenso
 // syntax has no sequence types).
 std::string modelFromTextSequenceOutput(std::string_view text, const std::string& output);
 
+// Same, with initializer `tensor` in raw_data and its dims replaced by `dims` (corrupt
+// tensors: the contents no longer match the dims).
+std::string modelFromTextRawDataDims(std::string_view text, const std::string& tensor,
+                                     const std::vector<int64_t>& dims);
+
 // Same, with every initializer's contents moved to raw_data.
 std::string modelFromTextRawData(std::string_view text);
 
