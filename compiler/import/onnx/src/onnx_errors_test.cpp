@@ -151,6 +151,13 @@ TEST(OnnxErrors, InitializerTooLarge) {
             "4294967296");
 }
 
+TEST(OnnxErrors, InputTooLarge) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1048576,1048576,2] x) => (float[1048576,1048576,2] y) { y = Relu(x) })")),
+            "test.onnx: input 'x' has shape 1048576x1048576x2: over 2^40 elements");
+}
+
 TEST(OnnxErrors, StringConstant) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -10,6 +10,8 @@ namespace kiln::import::detail {
 
 namespace {
 
+constexpr int64_t kMaxElements = int64_t(1) << 40;  // larger tensors are corrupt dims
+
 class ModelWalker {
  public:
   ModelWalker(const PreparedOnnxModel& prepared, const std::string& displayName)
@@ -84,6 +86,11 @@ class ModelWalker {
     }
     if (shapeText->empty()) *shapeText = "scalar";
     if (unknown) return std::nullopt;
+    int64_t elements = 1;
+    for (int64_t dim : type.shape) {
+      elements = dim > 0 && elements > kMaxElements / dim ? kMaxElements + 1 : elements * dim;
+    }
+    if (elements > kMaxElements) fail("has shape " + *shapeText + ": over 2^40 elements");
     return type;
   }
 
