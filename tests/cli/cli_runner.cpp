@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -22,14 +23,25 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
+// Removes the directories made by makeTempDir when the process exits.
+struct TempDirs {
+  std::vector<std::string> paths;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const std::string& path : paths) std::filesystem::remove_all(path, ec);
+  }
+};
+
 }  // namespace
 
 std::string makeTempDir(const std::string& prefix) {
+  static TempDirs dirs;
   const char* base = std::getenv("TMPDIR");
   std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back(0);
   if (!mkdtemp(buffer.data())) throw std::runtime_error("mkdtemp failed");
+  dirs.paths.push_back(buffer.data());
   return buffer.data();
 }
 

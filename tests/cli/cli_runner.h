@@ -16,7 +16,8 @@ struct CliResult {
 // Runs `kiln args...` (the binary built by this tree, KILN_CLI_PATH).
 CliResult runKiln(const std::vector<std::string>& args);
 
-// A fresh directory for one test suite's files.
+// A fresh directory for one test suite's files, removed with its contents when the test
+// process exits.
 std::string makeTempDir(const std::string& prefix);
 
 }  // namespace kiln::clitest
