@@ -30,7 +30,12 @@ std::vector<KernelDesc> sampleKernels() {
   pool.pads = {1, 1, 1, 1};
   pool.inputs = {f32({1, 8, 16, 16})};
   pool.output = f32({1, 8, 16, 16});
-  return {gemm, softmax, pool};
+  KernelDesc conv;
+  conv.kind = KernelKind::Conv;
+  conv.inputs = {f32({1, 8, 14, 14}), f32({8, 8, 3, 3}), f32({8})};
+  conv.output = f32({1, 8, 14, 14});
+  conv.pads = {1, 1, 1, 1};
+  return {gemm, softmax, pool, conv};
 }
 
 std::vector<std::string> lines(const std::string& text) {
@@ -48,7 +53,7 @@ TEST_P(EmbeddedElf, IsLoaderFriendly) {
   TargetConfig target = resolveTarget(request);
   CodegenResult result = generateKernels(sampleKernels(), target);
   ASSERT_EQ(result.output, KernelOutput::SharedElf);
-  EXPECT_EQ(result.kernelCount, 3u);
+  EXPECT_EQ(result.kernelCount, 4u);
   EXPECT_LT(result.bytes.size(), 64u * 1024);
   std::string path = testing::writeTempFile(result.bytes, ".so");
 

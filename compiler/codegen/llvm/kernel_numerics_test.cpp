@@ -60,7 +60,7 @@ std::vector<float> referenceConv(const ConvCase& t, const std::vector<float>& x,
   return y;
 }
 
-void checkConv(const ConvCase& t) {
+void checkConv(const ConvCase& t, const std::string& target = "host") {
   int64_t oh = (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
   int64_t ow = (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
   KernelDesc d;
@@ -79,7 +79,7 @@ void checkConv(const ConvCase& t) {
   std::vector<float> b = randomFloats(t.oc, 3);
   std::vector<std::vector<float>> inputs = {x, w};
   if (t.bias) inputs.push_back(b);
-  expectClose(runKernel(d, inputs, {1, 3, 1000}), referenceConv(t, x, w, b, oh, ow));
+  expectClose(runKernel(d, inputs, {1, 3, 1000}, target), referenceConv(t, x, w, b, oh, ow));
 }
 
 TEST(KernelNumerics, ConvPlain) {
@@ -109,6 +109,22 @@ TEST(KernelNumerics, ConvWideRowsUseRegisterTiles) {
   checkConv({1, 3, 20, 61, 4, 7, 7, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::None});
   checkConv({1, 6, 8, 45, 6, 3, 3, 6, {1, 2}, {1, 2}, {0, 2, 1, 1}, false, Activation::None});
   checkConv({1, 8, 4, 40, 16, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::None});
+  // Narrow rows: masked edge tiles only (OW 7, 3, 14; wide padding; stride 2).
+  checkConv({1, 8, 7, 7, 8, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  checkConv({1, 4, 3, 3, 4, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None});
+  checkConv({1, 2, 14, 14, 2, 5, 5, 2, {1, 1}, {2, 2}, {4, 4, 4, 4}, true, Activation::None});
+  checkConv({1, 4, 14, 14, 8, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, Activation::None});
+  checkConv({1, 3, 2, 2, 4, 3, 3, 1, {1, 1}, {1, 1}, {2, 2, 2, 2}, true, Activation::None});
+}
+
+TEST(KernelNumerics, ConvTilesWithFourLanes) {
+  // x86-64-v2 (SSE: 4 lanes, masked accesses scalarised by LLVM).
+  checkConv({1, 8, 5, 40, 8, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
+            "x86_64");
+  checkConv({1, 4, 9, 23, 8, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::None},
+            "x86_64");
+  checkConv({1, 8, 7, 7, 8, 3, 3, 8, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None},
+            "x86_64");
 }
 
 // ---- Matrix products -------------------------------------------------------------------------

@@ -61,8 +61,10 @@ int64_t product(const std::vector<int64_t>& shape) {
 }
 
 std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,
-                             std::vector<uint32_t> splits) {
-  CodegenResult result = generateKernels({desc}, hostTarget());
+                             std::vector<uint32_t> splits, const std::string& target) {
+  TargetRequest request;
+  request.name = target;
+  CodegenResult result = generateKernels({desc}, resolveTarget(request));
   LoadedLibrary lib(result.bytes);
   std::vector<float> reference;
   for (uint32_t split : splits) {

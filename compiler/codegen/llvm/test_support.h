@@ -34,8 +34,10 @@ TargetConfig hostTarget();
 
 // Generates a library with one kernel and runs it once per workgroup count in `splits`,
 // checking that every split gives the same output (returned).
+// `target` names a friendly target the test machine can run ("host" by default).
 std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,
-                             std::vector<uint32_t> splits = {1, 3});
+                             std::vector<uint32_t> splits = {1, 3},
+                             const std::string& target = "host");
 
 // Writes bytes to a fresh temporary file and returns its path.
 std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& suffix);

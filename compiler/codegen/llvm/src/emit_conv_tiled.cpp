@@ -4,9 +4,10 @@
 // V columns: the OCB x U accumulators stay in registers over the whole reduction (input
 // channels, kernel rows, kernel columns), each input vector feeds OCB multiply-adds and each
 // weight broadcast U of them. Kernel rows outside the image are skipped by clamping the
-// kernel-row range per output row; the few edge columns (padding) and the columns left over
-// by the tiles are computed one by one with bounds checks. Bias is the accumulators' start,
-// the activation is applied when the row is done.
+// kernel-row range per output row; the edge columns (padding) and the columns left over by
+// the tiles get single-vector tiles whose loads and stores are masked by constant lane masks
+// (known per tap at compile time). Bias is the accumulators' start, the activation is applied
+// when the row is done.
 #include <algorithm>
 
 #include "emitters.h"
@@ -82,26 +83,36 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t lastStart = s.W - sw + s.padLeft - (s.KW - 1) * s.dw;  // of ow * sw
   const int64_t owHi =
       lastStart < 0 ? owLo : std::max<int64_t>(owLo, std::min<int64_t>(s.OW, lastStart / sw + 1));
-  // Tiles: as many of U vectors as fit, then single vectors of V and V/2 lanes.
+  // Tile plan along the row: masked single vectors over the left edge, then (interior) as
+  // many tiles of U vectors as fit, single vectors of V and V/2 lanes, and masked single
+  // vectors over the rest. A masked tile's lanes that read outside the image or write past
+  // the row are switched off by constant masks.
   struct Tile {
     int64_t start;    // first column
     int64_t repeats;  // tiles of this shape side by side (a runtime loop)
     int64_t vectors;
     unsigned lanes;
+    bool masked;
   };
   std::vector<Tile> tiles;
-  int64_t ow = owLo;
-  int64_t wide = (owHi - owLo) / (U * lanes);
-  if (wide > 0) tiles.push_back({ow, wide, U, lanes});
+  int64_t ow = 0;
+  while (ow < owLo) {
+    tiles.push_back({ow, 1, 1, lanes, true});
+    ow += lanes;
+  }
+  int64_t wide = ow < owHi ? (owHi - ow) / (U * lanes) : 0;
+  if (wide > 0) tiles.push_back({ow, wide, U, lanes, false});
   ow += wide * U * lanes;
   for (unsigned v = lanes; v >= 4; v /= 2) {
     if (ow + v <= owHi) {
-      tiles.push_back({ow, 1, 1, v});
+      tiles.push_back({ow, 1, 1, v, false});
       ow += v;
     }
   }
-  const int64_t tiledEnd = ow;
-  if (tiles.empty()) return false;
+  while (ow < s.OW) {
+    tiles.push_back({ow, 1, 1, lanes, true});
+    ow += lanes;
+  }
 
   const bool hasBias = d.inputs.size() > 2;
   const unsigned out = kb.outputBinding();
@@ -113,12 +124,10 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
 
   // Accumulator slots (promoted to registers): OCB x maxU vectors of the widest tile.
   std::vector<std::vector<llvm::Value*>> slots(OCB);
-  std::vector<llvm::Value*> scalarSlots(OCB);
   for (int64_t o = 0; o < OCB; ++o) {
     for (int64_t u = 0; u < U; ++u) {
       slots[o].push_back(kb.local(llvm::FixedVectorType::get(floatTy, lanes), "acc"));
     }
-    scalarSlots[o] = kb.local(floatTy, "sacc");
   }
 
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -192,7 +201,32 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
           }
           for (int64_t kw = 0; kw < s.KW; ++kw) {
             std::vector<llvm::Value*> xv;
-            for (int64_t u = 0; u < t.vectors; ++u) {
+            if (t.masked) {
+              // Lane j of the (sw * V)-wide load reads column start * sw + offset + j.
+              int64_t offset = kw * s.dw - s.padLeft;
+              std::vector<llvm::Constant*> lanesOn;
+              int64_t on = 0;
+              for (int64_t j = 0; j < int64_t(t.lanes) * sw; ++j) {
+                int64_t iw = t.start * sw + offset + j;
+                bool use = j % sw == 0 && j / sw + t.start < s.OW && iw >= 0 && iw < s.W;
+                on += use;
+                lanesOn.push_back(b.getInt1(use));
+              }
+              if (on == 0) continue;  // this tap only meets padding
+              auto* wideTy = llvm::FixedVectorType::get(floatTy, t.lanes * sw);
+              llvm::Value* at =
+                  kb.elementAddress(0, b.CreateAdd(inRow, kb.index(t.start * sw + offset)));
+              llvm::Value* loaded =
+                  b.CreateMaskedLoad(wideTy, at, llvm::Align(4), llvm::ConstantVector::get(lanesOn),
+                                     llvm::Constant::getNullValue(wideTy));
+              if (sw != 1) {
+                std::vector<int> even;
+                for (unsigned lane = 0; lane < t.lanes; ++lane) even.push_back(int(lane * 2));
+                loaded = b.CreateShuffleVector(loaded, even);
+              }
+              xv.push_back(loaded);
+            }
+            for (int64_t u = 0; u < t.vectors && !t.masked; ++u) {
               int64_t column = u * t.lanes * sw + kw * s.dw - s.padLeft;
               llvm::Value* at = b.CreateAdd(
                   b.CreateAdd(inRow, b.CreateMul(tileStart, kb.index(sw))), kb.index(column));
@@ -222,41 +256,21 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
           for (int64_t u = 0; u < t.vectors; ++u) {
             llvm::Value* at =
                 b.CreateAdd(b.CreateAdd(rowBase[o], tileStart), kb.index(u * t.lanes));
-            kb.storeVector(out, at, b.CreateLoad(vecTy, accSlots[o][u]));
+            llvm::Value* result = b.CreateLoad(vecTy, accSlots[o][u]);
+            if (t.masked && t.start + int64_t(t.lanes) > s.OW) {
+              std::vector<llvm::Constant*> inRowLanes;
+              for (int64_t j = 0; j < int64_t(t.lanes); ++j) {
+                inRowLanes.push_back(b.getInt1(t.start + j < s.OW));
+              }
+              b.CreateMaskedStore(result, kb.elementAddress(out, at), llvm::Align(4),
+                                  llvm::ConstantVector::get(inRowLanes));
+            } else {
+              kb.storeVector(out, at, result);
+            }
           }
         }
       });
     }
-
-    // Edge and leftover columns, one at a time with bounds checks along the width.
-    auto scalarColumns = [&](int64_t begin, int64_t end) {
-      if (begin >= end) return;
-      kb.forRange(begin, end, [&](llvm::Value* col) {
-        for (int64_t o = 0; o < OCB; ++o) b.CreateStore(bias[o], scalarSlots[o]);
-        forTaps([&](llvm::Value* inRow, llvm::Value* filterRow) {
-          for (int64_t kw = 0; kw < s.KW; ++kw) {
-            llvm::Value* iw =
-                b.CreateAdd(b.CreateMul(col, kb.index(sw)), kb.index(kw * s.dw - s.padLeft));
-            llvm::Value* inside =
-                b.CreateAnd(b.CreateICmpSGE(iw, kb.index(0)), b.CreateICmpSLT(iw, kb.index(s.W)));
-            llvm::Value* safe = b.CreateSelect(inside, iw, kb.index(0));
-            llvm::Value* x =
-                b.CreateSelect(inside, kb.load(0, f32, b.CreateAdd(inRow, safe)), kb.f32(0.0f));
-            for (int64_t o = 0; o < OCB; ++o) {
-              llvm::Value* w =
-                  kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
-              llvm::Value* a = b.CreateLoad(floatTy, scalarSlots[o]);
-              b.CreateStore(b.CreateFAdd(a, b.CreateFMul(x, w)), scalarSlots[o]);
-            }
-          }
-        });
-        for (int64_t o = 0; o < OCB; ++o) {
-          kb.store(out, f32, b.CreateAdd(rowBase[o], col), b.CreateLoad(floatTy, scalarSlots[o]));
-        }
-      });
-    };
-    scalarColumns(0, owLo);
-    scalarColumns(tiledEnd, s.OW);
 
     if (d.epilogue.act != Activation::None) {
       for (int64_t o = 0; o < OCB; ++o) {

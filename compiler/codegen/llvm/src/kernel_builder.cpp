@@ -162,6 +162,10 @@ void KernelBuilder::store(unsigned binding, ElemType type, llvm::Value* linearIn
   builder_.CreateAlignedStore(value, address, llvm::Align(elemSize(type)));
 }
 
+llvm::Value* KernelBuilder::elementAddress(unsigned binding, llvm::Value* linearIndex) {
+  return builder_.CreateGEP(builder_.getFloatTy(), bindings_.at(binding), linearIndex);
+}
+
 llvm::Value* KernelBuilder::loadVector(unsigned binding, llvm::Value* linearIndex, unsigned lanes) {
   auto* type = llvm::FixedVectorType::get(builder_.getFloatTy(), lanes);
   llvm::Value* address =
