@@ -18,7 +18,7 @@ import os
 import sys
 import time
 
-# Must match e2e_models.MODELS (checked below) and tests/e2e/CMakeLists.txt.
+# Must match e2e_models.MODELS (checked below); tests/e2e/CMakeLists.txt reads it via --list.
 NAMES = ["mnist_cnn", "mnist_cnn_opset9", "mlp", "two_branch", "mobilenet_v2", "resnet18",
          "squeezenet1_1"]
 FILES = ("model.onnx", "input.npy", "output.npy")
