@@ -92,6 +92,29 @@ TEST_F(KilnCompile, MicrocontrollerTargetWritesKernelObject) {
   EXPECT_NE(dump.out.find("static library 'kiln_kernels'"), std::string::npos);
 }
 
+TEST_F(KilnCompile, RawTargetSettings) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string target;
+  } cases[] = {
+      {{"--target-triple=aarch64-unknown-linux-gnu"},
+       "target: aarch64, abi lp64, required cpu features: neon\n"},
+      {{"--target=x86_64"}, "target: x86_64, abi lp64, required cpu features: sse4.2\n"},
+      {{"--target=x86_64", "--target-features=+avx2,+fma"},
+       "target: x86_64, abi lp64, required cpu features: sse4.2 avx avx2 fma\n"},
+      {{"--target=x86_64", "--target-cpu=haswell"},
+       "target: x86_64, abi lp64, required cpu features: sse4.2 avx avx2 fma f16c\n"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"compile", example("model.onnx"), "-o", path("raw.kiln")};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    CliResult r = runKiln(args);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    CliResult dump = runKiln({"dump", path("raw.kiln")});
+    EXPECT_NE(dump.out.find(c.target), std::string::npos) << c.flags[0] << "\n" << dump.out;
+  }
+}
+
 TEST_F(KilnCompile, PrintIrAfterAll) {
   CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("ir.kiln"),
                          "--print-ir-after-all"});

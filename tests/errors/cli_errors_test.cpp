@@ -201,6 +201,10 @@ TEST(CliErrors, Compile) {
   expectError({"compile", model, "-o", out, "--external-constants=" + out},
               "--external-constants must name a different file than -o");
   expectError({"compile", model, "-o"}, "flag '-o' needs a value (-o=OUT.kiln)");
+  expectError({"compile", model, "-o", out, "--target-triple=sparc-foo"},
+              "unsupported --target-triple 'sparc-foo': kiln generates code for x86_64, aarch64, "
+              "riscv64, riscv32 and arm/thumb");
+  expectError({"compile", model, "-o", model}, "the output would overwrite the model '" + model + "'");
 }
 
 }  // namespace
