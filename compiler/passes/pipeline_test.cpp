@@ -70,11 +70,18 @@ TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
   EXPECT_EQ(dg.arenaSize, 128u);
 }
 
-TEST(Pipeline, NoInPlaceByDefault) {
-  // Artifact format v1 refuses a command whose written range overlaps another of its ranges.
-  ir::DispatchGraph dg = compileGraph(testing::parseVerified(kTorchStyle));
-  for (const ir::Dispatch& d : dg.dispatches) EXPECT_TRUE(d.aliases.empty()) << d.name;
-  EXPECT_EQ(dg.arenaSize, 256u);  // conv and relu outputs (128 bytes each) side by side
+TEST(Pipeline, InPlaceByDefaultAndOptional) {
+  // Default: the Relu writes over the conv output, which dies there (one 128-byte buffer).
+  ir::DispatchGraph inPlace = compileGraph(testing::parseVerified(kTorchStyle));
+  ASSERT_EQ(inPlace.dispatches.size(), 3u);
+  EXPECT_EQ(inPlace.dispatches[1].aliases.size(), 1u);
+  EXPECT_EQ(inPlace.arenaSize, 128u);
+  // Off: conv and relu outputs (128 bytes each) side by side, no aliasing anywhere.
+  PipelineOptions options;
+  options.inPlace = false;
+  ir::DispatchGraph separate = compileGraph(testing::parseVerified(kTorchStyle), options);
+  for (const ir::Dispatch& d : separate.dispatches) EXPECT_TRUE(d.aliases.empty()) << d.name;
+  EXPECT_EQ(separate.arenaSize, 256u);
 }
 
 TEST(Pipeline, PrintIrAfterAll) {

@@ -6,8 +6,7 @@
 //    from its producer's stage to the last stage that reads it (a dispatch or a COPY).
 //    Two tensors whose stage intervals overlap never share bytes, so dispatches of one stage
 //    never touch each other's bytes and reuse always crosses a barrier.
-//  - In place (MemoryPlanOptions::inPlace, off by default until the artifact format accepts
-//    it): an elementwise dispatch writes its result over an operand whose storage dies
+//  - In place (MemoryPlanOptions::inPlace, on by default): an elementwise dispatch writes its result over an operand whose storage dies
 //    in that dispatch (no later reader, no other reader in the same stage, same byte size).
 //    The pair is recorded in Dispatch::aliases so codegen drops noalias there.
 //  - Offsets by a best-fit heuristic: allocations in some order, each into the smallest gap

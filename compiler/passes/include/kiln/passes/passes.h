@@ -42,10 +42,9 @@ void scheduleDispatches(ir::DispatchGraph& graph);
 
 struct MemoryPlanOptions {
   // Let an elementwise dispatch write its result over an operand that dies there (recorded
-  // in Dispatch::aliases). Off by default: artifact format v1's load-time validation refuses
-  // a command whose written range overlaps another of its ranges, so in-place plans only
-  // become loadable once the format can mark such a pair.
-  bool inPlace = false;
+  // in Dispatch::aliases). The operand and the result then start at the same arena byte,
+  // the one kind of overlap the runtime's load-time validation accepts within a command.
+  bool inPlace = true;
 };
 
 // plan_memory.cpp: lifetimes in stages, optional in-place elementwise writes over dying

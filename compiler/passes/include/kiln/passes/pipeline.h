@@ -17,8 +17,8 @@ struct PipelineOptions {
   // --print-ir-after-all: print the IR (and then the dispatch graph) after every pass.
   bool printIrAfterAll = false;
   std::ostream* printTo = nullptr;  // nullptr: std::cerr
-  // In-place elementwise writes (see MemoryPlanOptions::inPlace in passes.h; off by default).
-  bool inPlace = false;
+  // In-place elementwise writes (see MemoryPlanOptions::inPlace in passes.h).
+  bool inPlace = true;
   // Run the IR verifier after every graph pass. On by default in debug builds (!NDEBUG).
 #ifdef NDEBUG
   bool verifyBetweenPasses = false;
