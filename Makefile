@@ -40,7 +40,7 @@ test-tsan:
 	cmake --build build-tsan -j $(JOBS) --target kiln_concurrency_tests
 	ctest --test-dir build-tsan -L concurrency $(CTEST_FLAGS)
 
-demo: build
+demo: bootstrap build
 	scripts/demo
 
 runtime-size:
