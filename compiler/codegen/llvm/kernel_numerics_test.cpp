@@ -89,6 +89,11 @@ TEST(KernelNumerics, ConvStridedPaddedDilated) {
   checkConv({2, 2, 11, 10, 3, 3, 2, 1, {2, 3}, {2, 1}, {1, 0, 2, 2}, false, Activation::Relu});
   checkConv({1, 1, 5, 5, 1, 1, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::None});
 }
+TEST(KernelNumerics, ConvWideKernelLoopsOverColumns) {
+  // 20 kernel columns (above kMaxUnrolledWindowColumns) and width stride 3 (plain kernel):
+  // the column loop runs at run time with ranges computed there.
+  checkConv({1, 2, 3, 70, 2, 1, 20, 1, {1, 3}, {1, 2}, {0, 7, 0, 5}, true, Activation::None});
+}
 TEST(KernelNumerics, ConvGrouped) {
   checkConv({1, 4, 7, 6, 6, 3, 3, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
 }
@@ -313,6 +318,49 @@ void checkPool(PoolKind kind, bool includePad, std::array<int64_t, 4> pads) {
 }
 
 TEST(KernelNumerics, MaxPool) { checkPool(PoolKind::Max, false, {1, 1, 1, 1}); }
+
+// A wide 1-D window (like ONNX's test_MaxPool1d_stride_padding_dilation, scaled down): more
+// kernel columns than are unrolled, dilated, strided and padded on both sides.
+void checkWidePool(PoolKind kind, bool includePad) {
+  const int64_t C = 2, W = 400, KW = 40, S = 7, DIL = 3, PL = 20, PR = 20;
+  const int64_t OW = (W + PL + PR - DIL * (KW - 1) - 1) / S + 1;
+  KernelDesc d;
+  d.kind = KernelKind::Pool;
+  d.poolKind = kind;
+  d.countIncludePad = includePad;
+  d.kernelShape = {1, KW};
+  d.strides = {1, S};
+  d.dilations = {1, DIL};
+  d.pads = {0, PL, 0, PR};
+  d.inputs = {f32({1, C, 1, W})};
+  d.output = f32({1, C, 1, OW});
+  auto x = randomFloats(C * W, 16);
+  std::vector<float> want(C * OW);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < OW; ++j) {
+      float best = -INFINITY;
+      double sum = 0;
+      int count = 0;
+      for (int64_t k = 0; k < KW; ++k) {
+        int64_t iw = j * S - PL + k * DIL;
+        if (iw < 0 || iw >= W) {
+          if (includePad && iw < W + PR) ++count;
+          continue;
+        }
+        best = std::max(best, x[c * W + iw]);
+        sum += x[c * W + iw];
+        ++count;
+      }
+      want[c * OW + j] = kind == PoolKind::Max ? best : static_cast<float>(sum / count);
+    }
+  expectClose(runKernel(d, {x}, {1, 3}), want);
+}
+
+TEST(KernelNumerics, WideWindowPool) {
+  checkWidePool(PoolKind::Max, false);
+  checkWidePool(PoolKind::Average, false);
+  checkWidePool(PoolKind::Average, true);
+}
 TEST(KernelNumerics, AveragePool) {
   checkPool(PoolKind::Average, false, {1, 1, 1, 1});
   checkPool(PoolKind::Average, true, {1, 0, 1, 1});

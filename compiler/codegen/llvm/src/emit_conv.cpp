@@ -6,6 +6,7 @@
 // later.
 #include "emitters.h"
 #include "kernel_builder.h"
+#include "window_columns.h"
 
 namespace kiln::codegen::detail {
 
@@ -61,22 +62,16 @@ uint32_t emitConv(KernelBuilder& kb) {
           llvm::Value* inRow = b.CreateAdd(
               volumeBase, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(H)), ih), kb.index(W)));
           llvm::Value* tapRow = b.CreateAdd(filterChannel, b.CreateMul(tap, kb.index(KW)));
-          // Columns are unrolled at compile time: each tap's valid range is a constant.
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            int64_t shift = kw * dw - padLeft;  // iw = ow * sw + shift
-            int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-            int64_t last = (W - 1 - shift) >= 0 ? (W - 1 - shift) / sw : -1;  // inclusive
-            if (last >= OW) last = OW - 1;
-            if (first > last) continue;
-            llvm::Value* weight = kb.load(1, f32, b.CreateAdd(tapRow, kb.index(kw)));
-            kb.forRange(first, last + 1, [&](llvm::Value* ow) {
-              llvm::Value* iw = b.CreateAdd(b.CreateMul(ow, kb.index(sw)), kb.index(shift));
-              llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
-              llvm::Value* at = b.CreateAdd(rowBase, ow);
-              llvm::Value* sum = b.CreateFAdd(kb.load(out, f32, at), b.CreateFMul(x, weight));
-              kb.store(out, f32, at, sum);
-            });
-          }
+          WindowColumns columns{KW, sw, dw, padLeft, W, OW};
+          forEachWindowColumn(
+              kb, columns,
+              [&](llvm::Value* kw) { return kb.load(1, f32, b.CreateAdd(tapRow, kw)); },
+              [&](llvm::Value* ow, llvm::Value* iw, llvm::Value* weight) {
+                llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
+                llvm::Value* at = b.CreateAdd(rowBase, ow);
+                llvm::Value* sum = b.CreateFAdd(kb.load(out, f32, at), b.CreateFMul(x, weight));
+                kb.store(out, f32, at, sum);
+              });
         });
       });
     });

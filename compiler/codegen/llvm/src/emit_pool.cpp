@@ -4,6 +4,7 @@
 // image; the average divides by the number of taps counted (padding included or not).
 #include "emitters.h"
 #include "kernel_builder.h"
+#include "window_columns.h"
 
 namespace kiln::codegen::detail {
 namespace {
@@ -65,20 +66,15 @@ uint32_t emitPool(KernelBuilder& kb) {
       kb.ifThen(inside, [&] {
         llvm::Value* inRow = b.CreateAdd(
             inPlane, b.CreateMul(b.CreateAdd(b.CreateMul(id, kb.index(H)), ih), kb.index(W)));
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          int64_t shift = kw * dw - padLeft;
-          int64_t first = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-          int64_t last = (W - 1 - shift) >= 0 ? (W - 1 - shift) / sw : -1;
-          if (last >= OW) last = OW - 1;
-          if (first > last) continue;
-          kb.forRange(first, last + 1, [&](llvm::Value* ow) {
-            llvm::Value* iw = b.CreateAdd(b.CreateMul(ow, kb.index(sw)), kb.index(shift));
-            llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
-            llvm::Value* at = b.CreateAdd(rowBase, ow);
-            llvm::Value* acc = kb.load(out, f32, at);
-            kb.store(out, f32, at, isMax ? kb.maxValue(x, acc) : b.CreateFAdd(acc, x));
-          });
-        }
+        WindowColumns columns{KW, sw, dw, padLeft, W, OW};
+        forEachWindowColumn(
+            kb, columns, [](llvm::Value*) -> llvm::Value* { return nullptr; },
+            [&](llvm::Value* ow, llvm::Value* iw, llvm::Value*) {
+              llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
+              llvm::Value* at = b.CreateAdd(rowBase, ow);
+              llvm::Value* acc = kb.load(out, f32, at);
+              kb.store(out, f32, at, isMax ? kb.maxValue(x, acc) : b.CreateFAdd(acc, x));
+            });
       });
     });
     if (!isMax) {
