@@ -8,6 +8,17 @@ endif()
 
 add_compile_options(-Wall -Wextra -Wno-unused-parameter)
 
+# Rebuilds of unchanged sources (another build directory, a fresh clone) come from ccache
+# when it is installed; scripts/bootstrap installs it. Off with -DKILN_CCACHE=OFF.
+option(KILN_CCACHE "Use ccache as the compiler launcher when it is installed" ON)
+find_program(KILN_CCACHE_PROGRAM ccache)
+if(KILN_CCACHE AND KILN_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  # base_dir makes cache entries independent of the source and build directory paths.
+  set(_kiln_ccache_env "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}" "CCACHE_NOHASHDIR=true")
+  set(CMAKE_C_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env ${_kiln_ccache_env} ${KILN_CCACHE_PROGRAM})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env ${_kiln_ccache_env} ${KILN_CCACHE_PROGRAM})
+endif()
+
 if(KILN_SANITIZE AND NOT KILN_RUNTIME_ONLY)
   string(REPLACE ";" "," _kiln_san "${KILN_SANITIZE}")
   add_compile_options(-fsanitize=${_kiln_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
