@@ -80,6 +80,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitPad(kb);
     case KernelKind::Split:
       return emitSplit(kb);
+    case KernelKind::Quantized:
+      return emitQuantized(kb);
     case KernelKind::Tile:
       return emitTile(kb);
   }

@@ -114,6 +114,7 @@ void lowerReduceAxes(const ir::Op& op, KernelDesc& d, std::vector<int64_t> axes)
 
 void lowerRoot(const ir::Op& op, KernelDesc& d) {
   if (lowerElementwise(op, d)) return;
+  if (lowerQuantized(op, d)) return;
   const ir::AttributeMap& attrs = op.attrs();
   const size_t rank = d.inputs.empty() ? 0 : d.inputs[0].shape.size();
   switch (op.kind()) {

@@ -24,6 +24,7 @@ uint32_t emitGather(KernelBuilder& kb);                       // emit_data_movem
 uint32_t emitPad(KernelBuilder& kb);                          // emit_data_movement.cpp
 uint32_t emitSplit(KernelBuilder& kb);                        // emit_data_movement.cpp
 uint32_t emitTile(KernelBuilder& kb);                         // emit_data_movement.cpp
+uint32_t emitQuantized(KernelBuilder& kb);  // emit_quantized_elementwise.cpp (all QuantOps)
 
 // Workgroup counts: a workgroup should get at least this many elements' worth of work.
 constexpr int64_t kMinElementsPerWorkgroup = 4096;

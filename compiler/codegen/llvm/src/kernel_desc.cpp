@@ -170,6 +170,9 @@ std::string KernelDesc::key() const {
       break;
     case KernelKind::Tile:
       break;  // fully described by the shapes
+    case KernelKind::Quantized:
+      os << QuantDesc::key(*this);
+      break;
     case KernelKind::Slice:
     case KernelKind::Pad:
       printList(os, " starts", starts);

@@ -35,6 +35,8 @@ const char* kindName(KernelKind kind) {
       return "pad";
     case KernelKind::Split:
       return "split";
+    case KernelKind::Quantized:
+      return "quantized";
     case KernelKind::Tile:
       return "tile";
   }
@@ -173,6 +175,9 @@ void verifyKernel(const KernelDesc& d) {
       c.require(total <= d.inputs[0].shape[d.axis], "outputs larger than the input");
       break;
     }
+    case KernelKind::Quantized:
+      verifyQuantKernel(d);
+      break;
     case KernelKind::Tile: {
       c.inputCount(1, 1);
       const auto& in = d.inputs[0].shape;

@@ -19,4 +19,8 @@ BufferDesc toBuffer(const ir::Op& op, const ir::Value& value);
 // (inputs = the op's runtime operands in order). Returns false if the op is not elementwise.
 bool lowerElementwise(const ir::Op& op, KernelDesc& desc);
 
+// Fills desc for a quantized root op (QConv2D ... Requantize, lower_quantized.cpp). Returns
+// false if the op is not one of them.
+bool lowerQuantized(const ir::Op& op, KernelDesc& desc);
+
 }  // namespace kiln::codegen::detail

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/codegen/quant_desc.h"
+
 namespace kiln::codegen {
 
 enum class ElemType : uint8_t { F32, I8, U8, I16, I32, I64, Bool };
@@ -105,6 +107,7 @@ enum class KernelKind : uint8_t {
   Pad,          // inputs: X; output: padded shape
   Split,        // inputs: X; outputs: `output` then `extraOutputs`, consecutive along `axis`
   Tile,         // inputs: X; output: X repeated (output dim = a multiple of the input dim)
+  Quantized,  // integer ops with TFLite semantics: `quant` (quant_desc.h)
 };
 
 enum class PoolKind : uint8_t { Max, Average };
@@ -152,6 +155,8 @@ struct KernelDesc {
   std::vector<int64_t> steps;   // Slice: step per axis (non-zero)
   PadMode padMode = PadMode::Constant;
   double padValue = 0;
+
+  QuantDesc quant;  // Quantized
 
   // Canonical text of everything that determines the generated code (not `name`): two
   // kernels with the same key are interchangeable.

@@ -1,0 +1,47 @@
+// Private interface of the quantized kernel emitters (emit_quantized_*.cpp): the
+// fixed-point primitives as LLVM IR (TFLite reference semantics, docs/quantization.md) and
+// the per-family emitters that emitQuantized dispatches to. All integer arithmetic is i32
+// with i64 products; no 64-bit division anywhere (32-bit targets need no library routine).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+
+// ---- fixed-point primitives (i32 values unless noted) --------------------------------------
+llvm::Value* qConst(KernelBuilder& kb, int32_t value);  // i32 constant
+// SaturatingRoundingDoublingHighMul(a, b).
+llvm::Value* qSrdhm(KernelBuilder& kb, llvm::Value* a, llvm::Value* b);
+// RoundingDivideByPOT(x, exponent), 0 <= exponent <= 31 (i32, may be a run-time value).
+llvm::Value* qRoundingDivideByPOT(KernelBuilder& kb, llvm::Value* x, llvm::Value* exponent);
+// MultiplyByQuantizedMultiplier(x, m, shift) for i32 x (shift may be a run-time value).
+llvm::Value* qMultiply(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
+// The 64-bit version (x is i64): ((x * round(m / 2^16)) + 2^(14 - shift)) >> (15 - shift).
+llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
+// gemmlowp SaturatingRoundingMultiplyByPOT with a constant exponent.
+llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exponent);
+// gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out).
+llvm::Value* qOneOverOnePlusX(KernelBuilder& kb, llvm::Value* a);
+// min(max(v, lo), hi) on i32.
+llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi);
+// std::round (half away from zero) of an f32 to i32; |x| beyond 2^30 saturates there.
+llvm::Value* qRoundToInt(KernelBuilder& kb, llvm::Value* x);
+
+// A constant i32 table in the module (internal) and a load of entry `index` (index type).
+llvm::Value* qTable(KernelBuilder& kb, const std::vector<int32_t>& values, const char* name);
+llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index);
+
+// Sign-extends an integer element to i32 (i8/i16/i32 loads).
+llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v);
+
+// ---- families ---------------------------------------------------------------------------
+uint32_t emitQuantizedConv(KernelBuilder& kb);            // Conv, DepthwiseConv, TransposeConv
+uint32_t emitQuantizedFullyConnected(KernelBuilder& kb);  // emit_quantized_conv.cpp
+uint32_t emitQuantizedPool(KernelBuilder& kb);            // emit_quantized_pool.cpp
+uint32_t emitQuantizedSoftmax(KernelBuilder& kb);         // emit_quantized_pool.cpp
+uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
+
+}  // namespace kiln::codegen::detail

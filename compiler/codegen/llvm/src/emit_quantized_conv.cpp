@@ -1,0 +1,193 @@
+// Quantized convolutions (regular, grouped, depthwise, transposed) and fully connected layers
+// in NHWC with TFLite's reference integer semantics: taps outside the image are skipped,
+// products accumulate in i32 (i8 activations) or i64 (i16 activations), then bias, the
+// per-channel MultiplyByQuantizedMultiplier, the output zero point and the activation clamp.
+// Plain loops: a work item is one output row (n, oh); the innermost loop runs over the input
+// channels of a tap, contiguous in both x and w, so fast variants can tile it later.
+#include "emit_quantized.h"
+#include "emitters.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+struct Rescale {
+  llvm::Value* multipliers = nullptr;  // i32 table, or nullptr for one constant
+  llvm::Value* shifts = nullptr;
+};
+
+Rescale makeRescale(KernelBuilder& kb) {
+  const QuantDesc& q = kb.desc().quant;
+  Rescale r;
+  if (q.multipliers.size() > 1) {
+    r.multipliers = qTable(kb, q.multipliers, "qmult");
+    r.shifts = qTable(kb, q.shifts, "qshift");
+  }
+  return r;
+}
+
+// Bias, rescale, output zero point, clamp; stores the result element `at`.
+void storeOutput(KernelBuilder& kb, const Rescale& r, llvm::Value* acc, llvm::Value* channel,
+                 llvm::Value* at, bool wide) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  if (d.inputs.size() == 3) {
+    llvm::Value* bias = kb.load(2, d.inputs[2].type, channel);
+    acc = ir.CreateAdd(acc, ir.CreateSExtOrTrunc(bias, acc->getType()));
+  }
+  llvm::Value* m = r.multipliers ? qTableLoad(kb, r.multipliers, channel) : qConst(kb, q.multipliers[0]);
+  llvm::Value* s = r.shifts ? qTableLoad(kb, r.shifts, channel) : qConst(kb, q.shifts[0]);
+  llvm::Value* scaled = wide ? qMultiply64(kb, acc, m, s) : qMultiply(kb, acc, m, s);
+  llvm::Value* y = qClamp(kb, ir.CreateAdd(scaled, qConst(kb, q.outputZeroPoint)), q.actMin, q.actMax);
+  kb.store(kb.outputBinding(), d.output.type, at, ir.CreateTrunc(y, kb.elemType(d.output.type)));
+}
+
+// acc += w * (x - zx), in the accumulator's width.
+void accumulate(KernelBuilder& kb, llvm::Value* acc, llvm::Value* x, llvm::Value* w,
+                int32_t inputZeroPoint, int32_t weightZeroPoint) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* xv = ir.CreateSub(qToI32(kb, x), qConst(kb, inputZeroPoint));
+  llvm::Value* wv = ir.CreateSub(qToI32(kb, w), qConst(kb, weightZeroPoint));
+  llvm::Value* product = ir.CreateMul(xv, wv);  // |i16 * i8| < 2^23: exact in i32
+  llvm::Type* t = llvm::cast<llvm::AllocaInst>(acc)->getAllocatedType();
+  llvm::Value* sum = ir.CreateAdd(ir.CreateLoad(t, acc), ir.CreateSExt(product, t));
+  ir.CreateStore(sum, acc);
+}
+
+llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
+  llvm::IRBuilder<>& ir = kb.b();
+  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
+}
+
+}  // namespace
+
+uint32_t emitQuantizedConv(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
+  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
+  const int64_t KH = ws[1], KW = ws[2];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t pt = d.pads[0], pl = d.pads[1];
+  const bool wide = d.inputs[0].type == ElemType::I16;
+  const ElemType xt = d.inputs[0].type;
+  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
+  const Rescale rescale = makeRescale(kb);
+  const int64_t ocPerGroup = OC / d.groups, icPerGroup = ws[3];
+  const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? OC / C : 1;
+
+  const int64_t rows = N * OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    llvm::Value *n = c[0], *oh = c[1];
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
+    kb.forRange(0, OW, [&](llvm::Value* ow) {
+      kb.forRange(0, OC, [&](llvm::Value* oc) {
+        llvm::Value* acc = kb.local(accType, "acc");
+        ir.CreateStore(llvm::ConstantInt::get(accType, 0), acc);
+        if (q.op == QuantOp::TransposeConv) {
+          // Output (oh, ow) gathers input (ih, iw) with ih * sh + kh - pt == oh.
+          kb.forRange(0, KH, [&](llvm::Value* kh) {
+            llvm::Value* t = ir.CreateSub(ir.CreateAdd(oh, kb.index(pt)), kh);
+            kb.ifThen(ir.CreateICmpSGE(t, kb.index(0)), [&] {
+              llvm::Value* ih = ir.CreateUDiv(t, kb.index(sh));
+              llvm::Value* ok = ir.CreateAnd(ir.CreateICmpEQ(ir.CreateURem(t, kb.index(sh)), kb.index(0)),
+                                             ir.CreateICmpSLT(ih, kb.index(H)));
+              kb.ifThen(ok, [&] {
+                kb.forRange(0, KW, [&](llvm::Value* kw) {
+                  llvm::Value* u = ir.CreateSub(ir.CreateAdd(ow, kb.index(pl)), kw);
+                  kb.ifThen(ir.CreateICmpSGE(u, kb.index(0)), [&] {
+                    llvm::Value* iw = ir.CreateUDiv(u, kb.index(sw));
+                    llvm::Value* ok2 = ir.CreateAnd(
+                        ir.CreateICmpEQ(ir.CreateURem(u, kb.index(sw)), kb.index(0)),
+                        ir.CreateICmpSLT(iw, kb.index(W)));
+                    kb.ifThen(ok2, [&] {
+                      llvm::Value* xBase = ir.CreateAdd(
+                          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+                      llvm::Value* wBase = ir.CreateMul(
+                          ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH)), kh), kb.index(KW)), kw),
+                          kb.index(C));
+                      kb.forRange(0, C, [&](llvm::Value* ic) {
+                        llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xBase, ic));
+                        llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
+                        accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
+                      });
+                    });
+                  });
+                });
+              });
+            });
+          });
+        } else {
+          llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
+          llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+          kb.forRange(0, KH, [&](llvm::Value* kh) {
+            llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
+            kb.ifThen(insideRange(kb, ih, H), [&] {
+              kb.forRange(0, KW, [&](llvm::Value* kw) {
+                llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
+                kb.ifThen(insideRange(kb, iw, W), [&] {
+                  llvm::Value* xBase = ir.CreateAdd(
+                      xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+                  llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+                  if (q.op == QuantOp::DepthwiseConv) {
+                    llvm::Value* ic = ir.CreateUDiv(oc, kb.index(depthMultiplier));
+                    llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xBase, ic));
+                    llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(OC)), oc));
+                    accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
+                  } else {
+                    llvm::Value* icBase = ir.CreateMul(ir.CreateUDiv(oc, kb.index(ocPerGroup)), kb.index(icPerGroup));
+                    llvm::Value* wBase = ir.CreateMul(
+                        ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(icPerGroup));
+                    llvm::Value* xRow = ir.CreateAdd(xBase, icBase);
+                    kb.forRange(0, icPerGroup, [&](llvm::Value* ic) {
+                      llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xRow, ic));
+                      llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
+                      accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
+                    });
+                  }
+                });
+              });
+            });
+          });
+        }
+        llvm::Value* at = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC)), oc);
+        storeOutput(kb, rescale, ir.CreateLoad(accType, acc), oc, at, wide);
+      });
+    });
+  });
+  int64_t taps = q.op == QuantOp::DepthwiseConv ? KH * KW : KH * KW * icPerGroup;
+  return workgroupsFor(rows, OW * OC * taps);
+}
+
+uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const int64_t B = d.inputs[0].shape[0], K = d.inputs[0].shape[1], N = d.inputs[1].shape[0];
+  const bool wide = d.inputs[0].type == ElemType::I16;
+  const ElemType xt = d.inputs[0].type;
+  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
+  const Rescale rescale = makeRescale(kb);
+  kb.forWorkgroupShare(B * N, [&](llvm::Value* item) {
+    llvm::Value* b = ir.CreateUDiv(item, kb.index(N));
+    llvm::Value* n = ir.CreateURem(item, kb.index(N));
+    llvm::Value* acc = kb.local(accType, "acc");
+    ir.CreateStore(llvm::ConstantInt::get(accType, 0), acc);
+    llvm::Value* xRow = ir.CreateMul(b, kb.index(K));
+    llvm::Value* wRow = ir.CreateMul(n, kb.index(K));
+    kb.forRange(0, K, [&](llvm::Value* k) {
+      llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xRow, k));
+      llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wRow, k));
+      accumulate(kb, acc, xv, wv, q.inputZeroPoint, q.weightZeroPoint);
+    });
+    storeOutput(kb, rescale, ir.CreateLoad(accType, acc), n, item, wide);
+  });
+  return workgroupsFor(B * N, K);
+}
+
+}  // namespace kiln::codegen::detail

@@ -1,0 +1,136 @@
+// The fixed-point primitives of TFLite's integer kernels as LLVM IR: SaturatingRounding-
+// DoublingHighMul, RoundingDivideByPOT, MultiplyByQuantizedMultiplier (32- and 64-bit),
+// gemmlowp's reciprocal, clamps, round-half-away and constant tables. Truncating divisions
+// by 2^31 are shifts with a sign correction, so 32-bit targets need no i64 division.
+#include <limits>
+
+#include "emit_quantized.h"
+
+namespace kiln::codegen::detail {
+
+llvm::Value* qConst(KernelBuilder& kb, int32_t value) { return kb.b().getInt32(uint32_t(value)); }
+
+llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v) {
+  return kb.b().CreateSExtOrTrunc(v, kb.b().getInt32Ty());
+}
+
+llvm::Value* qSrdhm(KernelBuilder& kb, llvm::Value* a, llvm::Value* b) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Type* i64 = ir.getInt64Ty();
+  const int32_t minI32 = std::numeric_limits<int32_t>::min();
+  llvm::Value* overflow = ir.CreateAnd(ir.CreateICmpEQ(a, qConst(kb, minI32)),
+                                       ir.CreateICmpEQ(b, qConst(kb, minI32)));
+  llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, i64), ir.CreateSExt(b, i64));
+  llvm::Value* negative = ir.CreateICmpSLT(ab, ir.getInt64(0));
+  llvm::Value* nudge = ir.CreateSelect(negative, ir.getInt64(uint64_t(int64_t{1} - (1 << 30))),
+                                       ir.getInt64(1 << 30));
+  llvm::Value* sum = ir.CreateAdd(ab, nudge);
+  // Division by 2^31 truncating toward zero: add 2^31 - 1 to negative sums, then shift.
+  llvm::Value* sumNegative = ir.CreateICmpSLT(sum, ir.getInt64(0));
+  llvm::Value* bias = ir.CreateSelect(sumNegative, ir.getInt64((uint64_t{1} << 31) - 1), ir.getInt64(0));
+  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), 31), ir.getInt32Ty());
+  return ir.CreateSelect(overflow, qConst(kb, std::numeric_limits<int32_t>::max()), high);
+}
+
+llvm::Value* qRoundingDivideByPOT(KernelBuilder& kb, llvm::Value* x, llvm::Value* exponent) {
+  llvm::IRBuilder<>& ir = kb.b();
+  // mask = 2^e - 1 computed in i64 so e = 31 is fine, then truncated.
+  llvm::Value* e64 = ir.CreateZExt(exponent, ir.getInt64Ty());
+  llvm::Value* mask = ir.CreateTrunc(ir.CreateSub(ir.CreateShl(ir.getInt64(1), e64), ir.getInt64(1)),
+                                     ir.getInt32Ty());
+  llvm::Value* remainder = ir.CreateAnd(x, mask);
+  llvm::Value* threshold = ir.CreateAdd(
+      ir.CreateAShr(mask, 1), ir.CreateZExt(ir.CreateICmpSLT(x, qConst(kb, 0)), ir.getInt32Ty()));
+  llvm::Value* roundUp = ir.CreateZExt(ir.CreateICmpSGT(remainder, threshold), ir.getInt32Ty());
+  return ir.CreateAdd(ir.CreateAShr(x, exponent), roundUp);
+}
+
+llvm::Value* qMultiply(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* positive = ir.CreateICmpSGT(shift, qConst(kb, 0));
+  llvm::Value* left = ir.CreateSelect(positive, shift, qConst(kb, 0));
+  llvm::Value* right = ir.CreateSelect(positive, qConst(kb, 0), ir.CreateNeg(shift));
+  llvm::Value* shifted = ir.CreateShl(x, left);  // x * 2^left, wrapping like TFLite's int32
+  return qRoundingDivideByPOT(kb, qSrdhm(kb, shifted, m), right);
+}
+
+llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* reduced = ir.CreateSelect(
+      ir.CreateICmpSLT(m, qConst(kb, 0x7FFF0000)),
+      ir.CreateAShr(ir.CreateAdd(m, qConst(kb, 1 << 15)), 16), qConst(kb, 0x7FFF));
+  llvm::Value* total = ir.CreateSExt(ir.CreateSub(qConst(kb, 15), shift), ir.getInt64Ty());
+  llvm::Value* round = ir.CreateShl(ir.getInt64(1), ir.CreateSub(total, ir.getInt64(1)));
+  llvm::Value* product = ir.CreateMul(x, ir.CreateSExt(reduced, ir.getInt64Ty()));
+  return ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(product, round), total), ir.getInt32Ty());
+}
+
+llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exponent) {
+  llvm::IRBuilder<>& ir = kb.b();
+  if (exponent == 0) return x;
+  if (exponent < 0) return qRoundingDivideByPOT(kb, x, qConst(kb, -exponent));
+  const int32_t threshold = (1 << (31 - exponent)) - 1;
+  llvm::Value* result = ir.CreateShl(x, uint64_t(exponent));
+  result = ir.CreateSelect(ir.CreateICmpSGT(x, qConst(kb, threshold)),
+                           qConst(kb, std::numeric_limits<int32_t>::max()), result);
+  return ir.CreateSelect(ir.CreateICmpSLT(x, qConst(kb, -threshold)),
+                         qConst(kb, std::numeric_limits<int32_t>::min()), result);
+}
+
+llvm::Value* qOneOverOnePlusX(KernelBuilder& kb, llvm::Value* a) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Type* i64 = ir.getInt64Ty();
+  // half_denominator = RoundingHalfSum(a, One): (sum + sign) / 2, truncating.
+  llvm::Value* sum = ir.CreateAdd(ir.CreateSExt(a, i64), ir.getInt64(std::numeric_limits<int32_t>::max()));
+  llvm::Value* negative = ir.CreateICmpSLT(sum, ir.getInt64(0));
+  llvm::Value* plusSign = ir.CreateAdd(sum, ir.CreateSelect(negative, ir.getInt64(uint64_t(-1)), ir.getInt64(1)));
+  // Truncating /2: add 1 to negative values before the arithmetic shift.
+  llvm::Value* adjusted = ir.CreateAdd(
+      plusSign, ir.CreateZExt(ir.CreateICmpSLT(plusSign, ir.getInt64(0)), i64));
+  llvm::Value* half = ir.CreateTrunc(ir.CreateAShr(adjusted, 1), ir.getInt32Ty());
+  llvm::Value* x = ir.CreateAdd(qConst(kb, 1515870810), qSrdhm(kb, half, qConst(kb, -1010580540)));
+  for (int i = 0; i < 3; ++i) {
+    llvm::Value* halfTimesX = qSrdhm(kb, half, x);
+    llvm::Value* oneMinus = ir.CreateSub(qConst(kb, 1 << 29), halfTimesX);
+    x = ir.CreateAdd(x, qSaturatingMultiplyByPOT(kb, qSrdhm(kb, x, oneMinus), 2));
+  }
+  return qSaturatingMultiplyByPOT(kb, x, 1);
+}
+
+llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi) {
+  llvm::IRBuilder<>& ir = kb.b();
+  v = ir.CreateSelect(ir.CreateICmpSLT(v, qConst(kb, lo)), qConst(kb, lo), v);
+  return ir.CreateSelect(ir.CreateICmpSGT(v, qConst(kb, hi)), qConst(kb, hi), v);
+}
+
+llvm::Value* qRoundToInt(KernelBuilder& kb, llvm::Value* x) {
+  llvm::IRBuilder<>& ir = kb.b();
+  const float limit = 1073741824.0f;  // 2^30: larger magnitudes are clamped away anyway
+  // NaN compares false and becomes -2^30.
+  x = ir.CreateSelect(ir.CreateFCmpOGE(x, kb.f32(-limit)), x, kb.f32(-limit));
+  x = ir.CreateSelect(ir.CreateFCmpOLE(x, kb.f32(limit)), x, kb.f32(limit));
+  llvm::Value* t = ir.CreateFPToSI(x, ir.getInt32Ty());
+  llvm::Value* frac = ir.CreateFSub(x, ir.CreateSIToFP(t, ir.getFloatTy()));  // exact
+  llvm::Value* up = ir.CreateZExt(ir.CreateFCmpOGE(frac, kb.f32(0.5f)), ir.getInt32Ty());
+  llvm::Value* down = ir.CreateZExt(ir.CreateFCmpOLE(frac, kb.f32(-0.5f)), ir.getInt32Ty());
+  return ir.CreateSub(ir.CreateAdd(t, up), down);
+}
+
+llvm::Value* qTable(KernelBuilder& kb, const std::vector<int32_t>& values, const char* name) {
+  llvm::Module* module = kb.b().GetInsertBlock()->getModule();
+  std::vector<uint32_t> raw(values.begin(), values.end());
+  llvm::Constant* init = llvm::ConstantDataArray::get(kb.context(), raw);
+  auto* global = new llvm::GlobalVariable(*module, init->getType(), true,
+                                          llvm::GlobalValue::PrivateLinkage, init, name);
+  global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  global->setAlignment(llvm::Align(4));
+  return global;
+}
+
+llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* address = ir.CreateInBoundsGEP(ir.getInt32Ty(), table, index);
+  return ir.CreateAlignedLoad(ir.getInt32Ty(), address, llvm::Align(4));
+}
+
+}  // namespace kiln::codegen::detail

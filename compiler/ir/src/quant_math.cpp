@@ -1,0 +1,185 @@
+// TFLite's compile-time quantization arithmetic (QuantizeMultiplier, activation ranges) and
+// scalar versions of the fixed-point primitives (TFLite common.h, gemmlowp fixedpoint.h),
+// written from their documented formulas (docs/quantization.md).
+#include "kiln/ir/quant_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kiln/support/diagnostics.h"
+
+namespace kiln::ir {
+
+QuantizedMultiplier quantizeMultiplier(double real) {
+  QuantizedMultiplier r;
+  if (real == 0.0) return r;
+  int shift = 0;
+  const double q = std::frexp(real, &shift);
+  auto fixed = static_cast<int64_t>(std::round(q * double(int64_t{1} << 31)));
+  KILN_ASSERT(fixed <= (int64_t{1} << 31), "QuantizeMultiplier significand overflow");
+  if (fixed == (int64_t{1} << 31)) {
+    fixed /= 2;
+    ++shift;
+  }
+  KILN_ASSERT(fixed <= std::numeric_limits<int32_t>::max(), "QuantizeMultiplier significand overflow");
+  if (shift < -31) {
+    shift = 0;
+    fixed = 0;
+  }
+  r.multiplier = static_cast<int32_t>(fixed);
+  r.shift = shift;
+  return r;
+}
+
+QuantizedMultiplier quantizeMultiplierGreaterThanOne(double real) {
+  QuantizedMultiplier r = quantizeMultiplier(real);
+  KILN_ASSERT(r.shift >= 0, "multiplier below one where TFLite expects one above");
+  return r;
+}
+
+ActivationRange dtypeRange(DType dtype) {
+  switch (dtype) {
+    case DType::I8:
+      return {-128, 127};
+    case DType::U8:
+      return {0, 255};
+    case DType::I16:
+      return {-32768, 32767};
+    default:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  }
+}
+
+ActivationRange activationRange(FusedActivation act, DType dtype, float scale, int32_t zeroPoint) {
+  ActivationRange r = dtypeRange(dtype);
+  auto quantize = [&](float f) {
+    const float t = std::round(f / scale);
+    return zeroPoint + static_cast<int32_t>(t);
+  };
+  switch (act) {
+    case FusedActivation::None:
+      break;
+    case FusedActivation::Relu:
+      r.min = std::max(r.min, quantize(0.0f));
+      break;
+    case FusedActivation::Relu6:
+      r.min = std::max(r.min, quantize(0.0f));
+      r.max = std::min(r.max, quantize(6.0f));
+      break;
+    case FusedActivation::ReluN1To1:
+      r.min = std::max(r.min, quantize(-1.0f));
+      r.max = std::min(r.max, quantize(1.0f));
+      break;
+  }
+  return r;
+}
+
+int32_t saturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  const bool overflow = a == b && a == std::numeric_limits<int32_t>::min();
+  const int64_t ab = int64_t{a} * int64_t{b};
+  const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  const int32_t high = static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));
+  return overflow ? std::numeric_limits<int32_t>::max() : high;
+}
+
+int32_t roundingDivideByPOT(int32_t x, int exponent) {
+  const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const int32_t shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
+  return roundingDivideByPOT(saturatingRoundingDoublingHighMul(shifted, multiplier), right);
+}
+
+int32_t multiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift) {
+  const int32_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+  const int totalShift = 15 - shift;
+  const int64_t sum = x * int64_t{reduced} + (int64_t{1} << (totalShift - 1));
+  return static_cast<int32_t>(sum >> totalShift);
+}
+
+namespace {
+
+// gemmlowp's SaturatingRoundingMultiplyByPOT for 32-bit raw values.
+int32_t saturatingRoundingMultiplyByPOT(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  if (exponent < 0) return roundingDivideByPOT(x, -exponent);
+  const int32_t threshold = (1 << (31 - exponent)) - 1;
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+int32_t mul(int32_t a, int32_t b) { return saturatingRoundingDoublingHighMul(a, b); }
+int32_t add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int32_t sub(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+
+// exp(x) for x in [-1/4, 0), Q0.31 in and out.
+int32_t expOnQuarterInterval(int32_t a) {
+  const int32_t constantTerm = 1895147668;  // exp(-1/8)
+  const int32_t oneThird = 715827883;
+  const int32_t x = add(a, 1 << 28);  // a + 1/8
+  const int32_t x2 = mul(x, x);
+  const int32_t x3 = mul(x2, x);
+  const int32_t x4 = mul(x2, x2);
+  const int32_t x4Over4 = saturatingRoundingMultiplyByPOT(x4, -2);
+  const int32_t poly = saturatingRoundingMultiplyByPOT(add(mul(add(x4Over4, x3), oneThird), x2), -1);
+  return add(constantTerm, mul(constantTerm, add(x, poly)));
+}
+
+}  // namespace
+
+int32_t expOnNegativeValuesQ5(int32_t a) {
+  constexpr int kIntegerBits = 5;
+  constexpr int kFractionalBits = 31 - kIntegerBits;
+  const int32_t oneQuarter = 1 << (kFractionalBits - 2);
+  const int32_t mask = oneQuarter - 1;
+  const int32_t aModQuarterMinusQuarter = sub(a & mask, oneQuarter);
+  int32_t result =
+      expOnQuarterInterval(saturatingRoundingMultiplyByPOT(aModQuarterMinusQuarter, kIntegerBits));
+  const int32_t remainder = sub(aModQuarterMinusQuarter, a);
+  struct Step {
+    int exponent;
+    int32_t multiplier;
+  };
+  constexpr Step kSteps[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084}, {1, 290630308},
+                             {2, 39332535},    {3, 720401},      {4, 242}};
+  for (const Step& s : kSteps) {
+    if (kIntegerBits > s.exponent) {
+      const int shiftAmount = kFractionalBits + s.exponent;
+      if (remainder & (1 << shiftAmount)) result = mul(result, s.multiplier);
+    }
+  }
+  if (a == 0) result = std::numeric_limits<int32_t>::max();
+  return result;
+}
+
+int32_t oneOverOnePlusXForXIn01(int32_t a) {
+  // half_denominator = RoundingHalfSum(a, One) with One = INT32_MAX in Q0.31.
+  const int64_t sum = int64_t{a} + int64_t{std::numeric_limits<int32_t>::max()};
+  const int64_t sign = sum >= 0 ? 1 : -1;
+  const int32_t halfDenominator = static_cast<int32_t>((sum + sign) / 2);
+  const int32_t c48Over17 = 1515870810;    // Q2.29
+  const int32_t cNeg32Over17 = -1010580540;  // Q2.29
+  const int32_t oneQ2 = 1 << 29;
+  int32_t x = add(c48Over17, mul(halfDenominator, cNeg32Over17));
+  for (int i = 0; i < 3; ++i) {
+    const int32_t halfDenominatorTimesX = mul(halfDenominator, x);
+    const int32_t oneMinus = sub(oneQ2, halfDenominatorTimesX);
+    x = add(x, saturatingRoundingMultiplyByPOT(mul(x, oneMinus), 2));
+  }
+  // ExactMulByPot<-1> keeps the raw value (Q1.30); Rescale<0> multiplies by 2^1.
+  return saturatingRoundingMultiplyByPOT(x, 1);
+}
+
+}  // namespace kiln::ir
