@@ -341,6 +341,23 @@ TEST(OnnxImport, TrackedShapeFeedsExpand) {
   EXPECT_EQ(graph->findValue("z")->type(), TensorType(DType::F32, {24, 1}));
 }
 
+// torch's `m.expand(b, 4, s, s)` writes the target as Where(Equal(shape, ones * -1), ones,
+// shape) with ones = ConstantOfShape(...): ONNX 1.12 leaves the result's dims unknown.
+TEST(OnnxImport, TorchExpandChainWithWhereAndConstantOfShape) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 13]>
+    g (bool[1,1,1,3] m) => (bool[?,?,?,?] y) {
+      shape = Constant <value = int64[4] {1, 4, 3, 3}> ()
+      four = Constant <value = int64[1] {4}> ()
+      ones = ConstantOfShape <value = int64[1] {1}> (four)
+      minus = Constant <value = int64 {-1}> ()
+      neg = Mul(ones, minus)
+      unchanged = Equal(shape, neg)
+      target = Where(unchanged, ones, shape)
+      y = Expand(m, target) })");
+  EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::Bool, {1, 4, 3, 3}));
+}
+
 TEST(OnnxImport, DropoutAndIdentity) {
   auto graph = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -19,6 +19,12 @@ bool isSmallInteger(const ir::Value* value) {
          value->type().numElements() <= kMaxElements;
 }
 
+// Tracked results may also be bool (torch's Expand: Where(Equal(shape, -1), ones, shape)).
+bool isSmallIntegerOrBool(const ir::Value* value) {
+  return value && (ir::isInteger(value->dtype()) || value->dtype() == ir::DType::Bool) &&
+         value->type().rank() <= 1 && value->type().numElements() <= kMaxElements;
+}
+
 // Numpy broadcasting of two vectors (or scalars) of integers.
 std::optional<Ints> elementwise(const Ints& a, const Ints& b, char op) {
   if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
@@ -35,6 +41,7 @@ std::optional<Ints> elementwise(const Ints& a, const Ints& b, char op) {
         if (y == 0) return std::nullopt;
         out[i] = x / y;  // integer Div truncates, like onnxruntime
         break;
+      case '=': out[i] = x == y; break;
     }
   }
   return out;
@@ -72,7 +79,8 @@ std::optional<Ints> ShapeValues::get(const ir::Value* value) const {
 }
 
 void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& results) {
-  if (results.empty() || !results[0] || results[0]->isConstant() || !isSmallInteger(results[0])) {
+  if (results.empty() || !results[0] || results[0]->isConstant() ||
+      !isSmallIntegerOrBool(results[0])) {
     return;
   }
   auto input = [&](size_t i) -> std::optional<Ints> {
@@ -128,6 +136,42 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
     auto b = input(1);
     char symbol = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
     if (a && b) out = elementwise(*a, *b, symbol);
+  } else if (op == "Equal") {
+    auto a = input(0);
+    auto b = input(1);
+    if (a && b) out = elementwise(*a, *b, '=');
+  } else if (op == "Where") {
+    auto condition = input(0);
+    auto x = input(1);
+    auto y = input(2);
+    if (condition && x && y) {
+      auto picked = elementwise(*condition, *x, '*');  // checks the broadcast of all three
+      if (picked && elementwise(*picked, *y, '+')) {
+        size_t n = std::max({condition->size(), x->size(), y->size()});
+        Ints chosen(n);
+        for (size_t i = 0; i < n; ++i) {
+          auto at = [i](const Ints& v) { return v[v.size() == 1 ? 0 : i]; };
+          chosen[i] = at(*condition) ? at(*x) : at(*y);
+        }
+        out = chosen;
+      }
+    }
+  } else if (op == "ConstantOfShape") {
+    auto shape = input(0);
+    if (!shape) return;
+    int64_t count = 1;
+    for (int64_t dim : *shape) {
+      if (dim < 0 || dim > kMaxElements) return;
+      count *= dim;
+    }
+    if (count > kMaxElements) return;
+    int64_t fill = 0;
+    if (auto found = node.tensorAttrs.find("value"); found != node.tensorAttrs.end()) {
+      const ConstantTensor& value = found->second;
+      if (value.type.numElements() != 1 || !ir::isInteger(value.type.dtype)) return;
+      fill = static_cast<int64_t>(ir::readElementDouble(value.type.dtype, value.bytes.data(), 0));
+    }
+    out = Ints(static_cast<size_t>(count), fill);
   }
   if (out && static_cast<int64_t>(out->size()) == results[0]->type().numElements()) {
     known_[results[0]] = *out;
