@@ -1,12 +1,21 @@
 // Dispatch formation: turns the optimised graph into the skeleton of the dispatch graph.
 //  - Every op with the kView trait (Reshape, Flatten, Squeeze, Unsqueeze, Identity) becomes
 //    a view: its result shares the bytes of its operand's storage; no kernel.
+//  - Contiguous Split and Slice results (each one byte range of the operand) are views
+//    with an offset into the operand's storage; no kernel.
+//  - Concat in place: when every operand is one contiguous byte range of the result (every
+//    dim before the axis is 1) and each operand's storage can move there, each operand's
+//    storage becomes a view of the result at its offset, so its producer writes straight
+//    into its slice and the Concat needs no kernel. An operand that is a graph input, a
+//    constant, a graph output, a part of another tensor, taken by an earlier in-place
+//    Concat or given twice keeps the Concat a copying dispatch. Nested Concats chain.
 //  - Every other op becomes one dispatch (root op, no fused ops yet) whose bindings are its
 //    present non-static operands, then its results (order documented in dispatch_graph.h).
 //  - Graph outputs: the dispatch producing an output's storage writes straight into the
 //    caller's output buffer, except when that is impossible — the output is a constant
 //    (FILL if all its bytes are equal, else COPY from the constants), a graph input or a
-//    view of one (COPY), or the same storage as an earlier output (COPY from that output).
+//    view of one (COPY), only a part of its storage (COPY), or the same storage as an
+//    earlier output (COPY from that output).
 //  - Constants read by dispatches or copies go into the constants list.
 // Assumes a verified graph after constant folding; a static operand (shape, axes...) that is
 // still not a constant is a user error: kiln needs static shapes.
@@ -16,9 +25,47 @@
 #include "kiln/ir/printer.h"
 #include "kiln/passes/passes.h"
 #include "kiln/support/diagnostics.h"
+#include "view_ranges.h"
 
 namespace kiln::passes {
 namespace {
+
+// Makes `view` a view of `of`'s storage, `offset` bytes after where `of` starts.
+void addView(ir::DispatchGraph& dg, const ir::Value* view, const ir::Value* of, uint64_t offset) {
+  dg.viewRoot[view] = dg.storageOf(of);
+  uint64_t total = dg.viewOffsetOf(of) + offset;
+  if (total) dg.viewOffset[view] = total;
+}
+
+// Moves the storage `part` (and every view of it) into `whole` at `offset`.
+void moveStorageInto(ir::DispatchGraph& dg, const ir::Value* part, const ir::Value* whole,
+                     uint64_t offset) {
+  for (auto& [view, root] : dg.viewRoot)
+    if (root == part) {
+      root = whole;
+      dg.viewOffset[view] = dg.viewOffsetOf(view) + offset;
+    }
+  dg.viewRoot[part] = whole;
+  dg.viewOffset[part] = offset;
+}
+
+// Whether every operand of `concat` can be moved into its result (see the file comment).
+bool concatInPlace(const ir::DispatchGraph& dg, const ir::Op& concat,
+                   const std::vector<const ir::Value*>& outputValues) {
+  if (!concatOperandOffsets(concat)) return false;
+  std::vector<const ir::Value*> storages;
+  for (const ir::Value* v : concat.operands()) {
+    const ir::Value* s = dg.storageOf(v);
+    if (s->kind() != ir::ValueKind::OpResult || dg.viewOffsetOf(v) != 0 ||
+        s->type().byteSize() != v->type().byteSize())
+      return false;
+    if (std::find(storages.begin(), storages.end(), s) != storages.end()) return false;
+    for (const ir::Value* out : outputValues)
+      if (dg.storageOf(out) == s) return false;
+    storages.push_back(s);
+  }
+  return true;
+}
 
 std::string dispatchName(const ir::Op& op, size_t id) {
   if (!op.source().nodeName.empty()) return op.source().nodeName;
@@ -53,11 +100,33 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph) {
     dg.constants.push_back(ir::ConstantEntry{v, v->constantBytes(), 0});
   };
 
+  std::vector<const ir::Value*> outputValues;
+  for (const ir::IoTensor& out : dg.outputs) outputValues.push_back(out.value);
   for (const auto& owned : graph->ops()) {
     const ir::Op& op = *owned;
     checkStaticOperands(op);
     if (op.info().hasTrait(ir::kView)) {
-      dg.viewRoot[op.result()] = dg.storageOf(op.operand(0));
+      addView(dg, op.result(), op.operand(0), 0);
+      continue;
+    }
+    bool partOfStorage = !dg.storageOf(op.operand(0))->isConstant();
+    if (op.kind() == ir::OpKind::Split && partOfStorage) {
+      if (auto offsets = splitResultOffsets(op)) {
+        for (size_t i = 0; i < op.numResults(); ++i)
+          addView(dg, op.result(i), op.operand(0), (*offsets)[i]);
+        continue;
+      }
+    }
+    if (op.kind() == ir::OpKind::Slice && partOfStorage) {
+      if (auto offset = sliceResultOffset(op)) {
+        addView(dg, op.result(), op.operand(0), *offset);
+        continue;
+      }
+    }
+    if (op.kind() == ir::OpKind::Concat && concatInPlace(dg, op, outputValues)) {
+      std::vector<uint64_t> offsets = *concatOperandOffsets(op);
+      for (size_t i = 0; i < op.numOperands(); ++i)
+        moveStorageInto(dg, dg.storageOf(op.operand(i)), op.result(), offsets[i]);
       continue;
     }
     ir::Dispatch d;
@@ -94,7 +163,10 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph) {
     ir::Step step;
     step.dstValue = value;
     step.outputIndex = i;
-    if (storage->kind() == ir::ValueKind::OpResult && !outputOfStorage.count(storage)) {
+    bool wholeStorage = dg.viewOffsetOf(value) == 0 &&
+                        value->type().byteSize() == storage->type().byteSize();
+    if (storage->kind() == ir::ValueKind::OpResult && wholeStorage &&
+        !outputOfStorage.count(storage)) {
       outputOfStorage[storage] = i;  // the producing dispatch writes output i directly
       continue;
     }

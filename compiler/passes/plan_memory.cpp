@@ -1,9 +1,11 @@
 // Memory planning: where every tensor lives.
 //  - Graph inputs stay in the caller's input buffers, constants in the constants space,
 //    outputs that formDispatches routed there in the caller's output buffers; views share
-//    their storage's bytes. None of these take arena space.
+//    their storage's bytes at their offset (contiguous Split/Slice parts, operands written in
+//    place into a Concat's result). None of these take arena space.
 //  - Every other dispatch result gets arena bytes for its lifetime, measured in stages:
-//    from its producer's stage to the last stage that reads it (a dispatch or a COPY).
+//    from its (first) producer's stage to the last stage that reads it (a dispatch or a
+//    COPY); an in-place Concat's result has one producer per operand.
 //    Two tensors whose stage intervals overlap never share bytes, so dispatches of one stage
 //    never touch each other's bytes and reuse always crosses a barrier.
 //  - In place (MemoryPlanOptions::inPlace, on by default): an elementwise dispatch writes its result over an operand whose storage dies
@@ -120,7 +122,12 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
       if (!(b.access & ir::kWrite)) continue;
       const ir::Value* s = dg.storageOf(b.value);
       if (dg.placement.count(s)) continue;  // routed to an output buffer
-      KILN_ASSERT(!storageIndex.count(s), "a tensor is written by two dispatches");
+      if (storageIndex.count(s)) {
+        // Another part of an in-place Concat's result (dispatches are in stage order).
+        KILN_ASSERT(s != b.value, "a tensor is written by two dispatches");
+        end[storageIndex[s]] = std::max(end[storageIndex[s]], d.stage);
+        continue;
+      }
       storageIndex[s] = storages.size();
       storages.push_back(s);
       start.push_back(d.stage);
@@ -165,7 +172,9 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
     for (uint32_t j = 0; j < writeIndex; ++j) {
       const ir::Value* operand = d.bindings[j].value;
       auto x = storageIndex.find(dg.storageOf(operand));
-      if (x == storageIndex.end()) continue;
+      if (x == storageIndex.end() || dg.viewOffsetOf(operand) != 0 ||
+          operand->type().byteSize() != x->first->type().byteSize())
+        continue;  // a part of a bigger tensor
       bool dies = end[x->second] == d.stage && readersInStage[{x->second, d.stage}] == 1;
       bool sameSize = operand->type().numElements() == result->type().numElements() &&
                       x->first->type().byteSize() == result->type().byteSize();
@@ -219,6 +228,7 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
     auto it = dg.placement.find(root);
     if (it == dg.placement.end()) continue;  // a view of a static-only constant
     ir::BufferRef ref = it->second;
+    ref.offset += dg.viewOffsetOf(view);
     ref.length = view->type().byteSize();
     dg.placement[view] = ref;
   }

@@ -4,6 +4,8 @@
 // barrier separates consecutive stages. COPY steps go right after their source's producer,
 // FILL steps in stage 0. Dispatches are renumbered in (stage, graph order) order, which is
 // the order of the steps and of the kernels.
+// A storage may have several producers, each writing its own byte range (the operands of an
+// in-place Concat); a read waits for the producers whose ranges it overlaps.
 // Memory reuse is kept consistent with this by planMemory, which computes lifetimes in stages.
 #include <algorithm>
 
@@ -11,30 +13,55 @@
 #include "kiln/support/diagnostics.h"
 
 namespace kiln::passes {
+namespace {
+
+// The dispatches writing each storage, with the byte range each writes.
+class Producers {
+ public:
+  explicit Producers(const ir::DispatchGraph& dg) : dg_(dg) {
+    for (size_t i = 0; i < dg.dispatches.size(); ++i)
+      for (const ir::Binding& b : dg.dispatches[i].bindings)
+        if (b.access & ir::kWrite)
+          writes_[dg.storageOf(b.value)].push_back(
+              {dg.viewOffsetOf(b.value), b.value->type().byteSize(), i});
+  }
+
+  // Calls f(dispatch index) for every producer of bytes that reading `value` touches (every
+  // producer of its storage when either range is empty).
+  template <typename F>
+  void forEach(const ir::Value* value, F f) const {
+    auto it = writes_.find(dg_.storageOf(value));
+    if (it == writes_.end()) return;
+    uint64_t begin = dg_.viewOffsetOf(value), end = begin + value->type().byteSize();
+    for (const Write& w : it->second)
+      if (begin == end || w.length == 0 || (w.offset < end && begin < w.offset + w.length))
+        f(w.dispatch);
+  }
+
+ private:
+  struct Write {
+    uint64_t offset, length;
+    size_t dispatch;
+  };
+  const ir::DispatchGraph& dg_;
+  std::unordered_map<const ir::Value*, std::vector<Write>> writes_;
+};
+
+}  // namespace
 
 void scheduleDispatches(ir::DispatchGraph& dg) {
-  // Which dispatch writes each storage.
-  std::unordered_map<const ir::Value*, size_t> producer;
-  for (size_t i = 0; i < dg.dispatches.size(); ++i)
-    for (const ir::Binding& b : dg.dispatches[i].bindings)
-      if (b.access & ir::kWrite) producer[dg.storageOf(b.value)] = i;
-
-  auto readyStage = [&](const ir::Value* read, const std::vector<uint32_t>& stages) -> uint32_t {
-    auto it = producer.find(dg.storageOf(read));
-    return it == producer.end() ? 0 : stages[it->second] + 1;
-  };
+  Producers producers(dg);
 
   // Dispatches are in graph (topological) order, so producers come first.
   std::vector<uint32_t> stages(dg.dispatches.size(), 0);
   for (size_t i = 0; i < dg.dispatches.size(); ++i) {
     uint32_t stage = 0;
     for (const ir::Binding& b : dg.dispatches[i].bindings)
-      if (b.access & ir::kRead) {
-        auto it = producer.find(dg.storageOf(b.value));
-        KILN_ASSERT(it == producer.end() || it->second < i,
-                    "dispatches are not in topological order");
-        stage = std::max(stage, readyStage(b.value, stages));
-      }
+      if (b.access & ir::kRead)
+        producers.forEach(b.value, [&](size_t p) {
+          KILN_ASSERT(p < i, "dispatches are not in topological order");
+          stage = std::max(stage, stages[p] + 1);
+        });
     stages[i] = stage;
   }
 
@@ -53,20 +80,15 @@ void scheduleDispatches(ir::DispatchGraph& dg) {
   dg.dispatches = std::move(sorted);
 
   // Copy and fill steps (from formDispatches) get their stages. A copy runs in the stage
-  // after its source's producer (stage 0 for inputs and constants).
-  std::unordered_map<const ir::Value*, uint32_t> producerStage;
-  for (const ir::Dispatch& d : dg.dispatches)
-    for (const ir::Binding& b : d.bindings)
-      if (b.access & ir::kWrite) producerStage[dg.storageOf(b.value)] = d.stage;
+  // after its source's producers (stage 0 for inputs and constants).
   std::vector<ir::Step> extra;
   for (const ir::Step& s : dg.steps) {
     if (s.kind == ir::StepKind::Dispatch) continue;
     ir::Step step = s;
     step.stage = 0;
-    if (step.kind == ir::StepKind::Copy) {
-      auto it = producerStage.find(dg.storageOf(step.srcValue));
-      if (it != producerStage.end()) step.stage = it->second + 1;
-    }
+    if (step.kind == ir::StepKind::Copy)
+      producers.forEach(step.srcValue,
+                        [&](size_t p) { step.stage = std::max(step.stage, stages[p] + 1); });
     extra.push_back(step);
   }
 

@@ -62,7 +62,9 @@ inline void expectNoConflicts(const ir::DispatchGraph& dg) {
       if (b.ref.space != ir::Space::Arena) continue;
       const ir::Value* s = dg.storageOf(b.value);
       auto [it, inserted] = index.emplace(s, lives.size());
-      if (inserted) lives.push_back({s, b.ref.offset, s->type().byteSize(), d.stage, d.stage});
+      // The storage's own placement: the binding may be a view at an offset inside it.
+      if (inserted)
+        lives.push_back({s, dg.placement.at(s).offset, s->type().byteSize(), d.stage, d.stage});
       lives[it->second].first = std::min(lives[it->second].first, d.stage);
       lives[it->second].last = std::max(lives[it->second].last, d.stage);
     }

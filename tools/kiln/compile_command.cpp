@@ -28,6 +28,7 @@ int runCompile(const ParsedArgs& args) {
       options.externalConstantsPath == options.outputPath)
     throw CliError("--external-constants must name a different file than -o");
   options.printIrAfterAll = args.flag("print-ir-after-all");
+  options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
   driver::CompileSummary summary = driver::compile(options);
   if (args.flag("verbose"))
@@ -55,9 +56,9 @@ std::string targetList() {
 const Command& compileCommand() {
   static const Command command{
       "compile",
-      "compile a model (ONNX) into an artifact",
+      "compile a model (ONNX or TFLite) into an artifact",
       "kiln compile MODEL -o OUT.kiln [--target=NAME] [--input-shape=NAME:DIMS]... [flags]",
-      "Compiles MODEL (an .onnx file) ahead of time: imports it, optimises the graph, plans\n"
+      "Compiles MODEL (an .onnx or .tflite file) ahead of time: imports it, optimises the graph, plans\n"
       "memory and the schedule, generates one kernel per dispatch for the target and writes\n"
       "one artifact. Targets: " + targetList() + ".\n"
       "Unknown or symbolic input dimensions are fixed with --input-shape=NAME:1x3x224x224.",
@@ -72,6 +73,8 @@ const Command& compileCommand() {
        {"external-constants", FlagKind::Value, "FILE",
         "write the constants to FILE; the artifact keeps their size and hash"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
+       {"debug-outputs", FlagKind::Bool, "",
+        "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},
        {"verbose", FlagKind::Bool, "", "print a summary of what was written"}},
       1,
       runCompile};

@@ -21,6 +21,7 @@
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
+#include "kiln/import/tflite/tflite_import.h"
 #include "kiln/passes/pipeline.h"
 #include "kiln/support/diagnostics.h"
 
@@ -36,9 +37,11 @@ std::unique_ptr<ir::Graph> importModel(const CompileOptions& options) {
   if (std::filesystem::is_directory(path, ec))
     throw CompileError("'" + path.string() + "' is a directory, not a model file");
   std::string extension = path.extension().string();
-  if (extension == ".tflite")
-    throw CompileError("'" + path.string() + "': TFLite models are not supported yet "
-                       "(only ONNX; convert the model to ONNX)");
+  if (extension == ".tflite") {
+    import::TfliteImportOptions tfliteOptions;
+    tfliteOptions.debugOutputs = options.debugOutputs;
+    return import::importTfliteFile(path, tfliteOptions);
+  }
   import::OnnxImportOptions importOptions;
   for (const std::string& flag : options.inputShapes)
     importOptions.inputShapes.push_back(import::parseInputShape(flag));

@@ -18,6 +18,11 @@ const Value* DispatchGraph::storageOf(const Value* value) const {
   return it == viewRoot.end() ? value : it->second;
 }
 
+uint64_t DispatchGraph::viewOffsetOf(const Value* value) const {
+  auto it = viewOffset.find(value);
+  return it == viewOffset.end() ? 0 : it->second;
+}
+
 int DispatchGraph::constantId(const Value* value) const {
   for (size_t i = 0; i < constants.size(); ++i)
     if (constants[i].value == value) return int(i);

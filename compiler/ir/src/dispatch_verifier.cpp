@@ -56,7 +56,10 @@ class DispatchVerifier {
            std::to_string(s.outputIndex);
   }
 
-  void checkRef(const BufferRef& ref, uint64_t expectedLength, const std::string& what) {
+  // `alignment`: 64 for a tensor's own storage; a view (a part of a Split, Slice or in-place
+  // Concat) may start at any element.
+  void checkRef(const BufferRef& ref, uint64_t expectedLength, const std::string& what,
+                uint64_t alignment = 64) {
     if (ref.length != expectedLength)
       fail(what + " has length " + std::to_string(ref.length) + ", its tensor has " +
            std::to_string(expectedLength));
@@ -84,7 +87,8 @@ class DispatchVerifier {
     if (ref.offset + ref.length > limit)
       fail(what + " " + bufferRefToString(ref) + " ends past its space (" + std::to_string(limit) +
            " bytes)");
-    if (ref.space == Space::Arena && ref.offset % 64 != 0) fail(what + " is not 64-byte aligned");
+    if (ref.space == Space::Arena && ref.offset % alignment != 0)
+      fail(what + " is not " + std::to_string(alignment) + "-byte aligned");
   }
 
   void checkSteps() {
@@ -131,7 +135,9 @@ class DispatchVerifier {
           const Binding& binding = d.bindings[b];
           std::string what = "dispatch " + std::to_string(d.id) + " (" + d.name + ") binding " +
                              std::to_string(b) + " " + valueRef(binding.value->name());
-          checkRef(binding.ref, binding.value->type().byteSize(), what);
+          bool view = g_.storageOf(binding.value) != binding.value;
+          checkRef(binding.ref, binding.value->type().byteSize(), what,
+                   view ? dtypeSize(binding.value->type().dtype) : 64);
           if (!(binding.access & (kRead | kWrite))) fail(what + " has no access bits");
           add(i, binding.ref, binding.access & kWrite, g_.storageOf(binding.value), int(b));
         }
@@ -141,7 +147,7 @@ class DispatchVerifier {
         if (s.dst.space != Space::Output) fail(what + " does not write an output");
         add(i, s.dst, true, nullptr, -1);
         if (s.kind == StepKind::Copy) {
-          checkRef(s.src, s.dst.length, what + " source");
+          checkRef(s.src, s.dst.length, what + " source", 1);
           add(i, s.src, false, g_.storageOf(s.srcValue), -1);
         }
       }
@@ -171,26 +177,32 @@ class DispatchVerifier {
       }
   }
 
-  // Readers see what the producer wrote: the producer is in an earlier stage, and no other
-  // write to those bytes happens in between (an in-place write at the last read is fine).
+  // Readers see what the producers wrote: every producer of bytes a read touches (a storage
+  // has several when operands were written in place into a Concat's result) is in an earlier
+  // stage, and no other write to those bytes happens in between (an in-place write at the
+  // last read is fine).
   void checkLifetimes() {
-    std::unordered_map<const Value*, const Access*> producer;
+    std::unordered_map<const Value*, std::vector<const Access*>> producers;
     for (const Access& a : accesses_)
-      if (a.write && a.value) producer[a.value] = &a;
+      if (a.write && a.value) producers[a.value].push_back(&a);
     for (const Access& read : accesses_) {
       if (read.write || !read.value) continue;
-      auto it = producer.find(read.value);
-      if (it == producer.end()) continue;  // an input
-      const Access& w = *it->second;
-      if (w.stage >= read.stage)
-        fail(where(read) + " reads " + valueRef(read.value->name()) + " in stage " +
-             std::to_string(read.stage) + ", produced in stage " + std::to_string(w.stage));
-      for (const Access& other : accesses_) {
-        if (!other.write || &other == &w || !overlap(other, read)) continue;
-        if (other.stage <= w.stage || other.stage > read.stage) continue;
-        if (other.stage == read.stage) continue;  // same stage: checked by checkStages
-        fail(where(other) + " overwrites " + valueRef(read.value->name()) + " before " +
-             where(read) + " reads it");
+      auto it = producers.find(read.value);
+      if (it == producers.end()) continue;  // an input
+      for (const Access* w : it->second) {
+        bool empty = !w->length || !read.length;  // empty tensors: order only
+        if (!empty && !overlap(*w, read)) continue;
+        if (w->stage >= read.stage)
+          fail(where(read) + " reads " + valueRef(read.value->name()) + " in stage " +
+               std::to_string(read.stage) + ", produced in stage " + std::to_string(w->stage));
+        for (const Access& other : accesses_) {
+          if (!other.write || &other == w || !overlap(other, read) || !overlap(other, *w))
+            continue;
+          // (A write in the read's own stage is checked by checkStages.)
+          if (other.stage <= w->stage || other.stage >= read.stage) continue;
+          fail(where(other) + " overwrites " + valueRef(read.value->name()) + " before " +
+               where(read) + " reads it");
+        }
       }
     }
   }

@@ -24,6 +24,9 @@ struct CompileOptions {
   // Microcontroller targets (static kernels): where the relocatable kernel object goes, for the
   // firmware to link. Empty: next to the artifact, OUT.kiln -> OUT.kernels.o.
   std::filesystem::path kernelObjectPath;
+  // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
+  // after the TFLite tensor, to compare intermediate results layer by layer.
+  bool debugOutputs = false;
   bool printIrAfterAll = false;   // --print-ir-after-all
   std::ostream* irStream = nullptr;  // where that IR goes (nullptr: std::cerr)
 };

@@ -109,14 +109,21 @@ struct DispatchGraph {
   uint64_t arenaSize = 0;
   MemoryStats memory;
 
-  // Storage: every value that is a view (kView op result) maps to the value that owns its
-  // bytes (never itself a view). Filled by formDispatches.
+  // Storage: every value that is a view (kView op result, contiguous Split/Slice result,
+  // in-place Concat operand) maps to the value that owns its bytes (never itself a view).
+  // Filled by formDispatches.
   std::unordered_map<const Value*, const Value*> viewRoot;
+  // Byte offset of a view inside its storage (absent: 0). Views of Reshape-like ops start at
+  // 0; a contiguous Split/Slice result or an operand written in place into a Concat's result
+  // starts where its bytes lie.
+  std::unordered_map<const Value*, uint64_t> viewOffset;
   // Where each value's bytes live (inputs, constants, arena tensors, outputs, views).
   std::unordered_map<const Value*, BufferRef> placement;
 
   // The value owning `value`'s bytes (value itself unless it is a view).
   const Value* storageOf(const Value* value) const;
+  // Byte offset of `value` inside storageOf(value).
+  uint64_t viewOffsetOf(const Value* value) const;
   // The constant id of a constant value, or -1.
   int constantId(const Value* value) const;
   // Offset of `ref` inside its space as the artifact sees it (constants: blob offset).
