@@ -142,14 +142,25 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       q.input2ZeroPoint = zeroPoint(b);
       q.outputZeroPoint = zeroPoint(y);
       q.leftShift = op.result()->dtype() == ir::DType::I16 ? 15 : 20;
-      const double twiceMax = 2 * double(std::max(a.scales[0], b.scales[0]));
-      ir::QuantizedMultiplier m1 = ir::quantizeMultiplier(double(a.scales[0]) / twiceMax);
-      ir::QuantizedMultiplier m2 = ir::quantizeMultiplier(double(b.scales[0]) / twiceMax);
+      ir::QuantizedMultiplier m1, m2, mo;
+      if (q.op == QuantOp::Add) {
+        // TFLM add: the ratios in double.
+        const double twiceMax = 2 * double(std::max(a.scales[0], b.scales[0]));
+        m1 = ir::quantizeMultiplier(double(a.scales[0]) / twiceMax);
+        m2 = ir::quantizeMultiplier(double(b.scales[0]) / twiceMax);
+        mo = ir::quantizeMultiplier(twiceMax / (double(1 << q.leftShift) * double(y.scales[0])));
+      } else {
+        // TFLM sub: the same ratios computed in float, then widened.
+        const float twiceMax = 2 * std::max(a.scales[0], b.scales[0]);
+        m1 = ir::quantizeMultiplier(double(a.scales[0] / twiceMax));
+        m2 = ir::quantizeMultiplier(double(b.scales[0] / twiceMax));
+        mo = ir::quantizeMultiplier(double(twiceMax / (float(1 << q.leftShift) * y.scales[0])));
+      }
       q.input1Multiplier = m1.multiplier;
       q.input1Shift = m1.shift;
       q.input2Multiplier = m2.multiplier;
       q.input2Shift = m2.shift;
-      push(q, ir::quantizeMultiplier(twiceMax / (double(1 << q.leftShift) * double(y.scales[0]))));
+      push(q, mo);
       setActivation(op, q);
       break;
     }
