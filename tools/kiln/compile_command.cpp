@@ -27,6 +27,9 @@ int runCompile(const ParsedArgs& args) {
   if (!options.externalConstantsPath.empty() &&
       options.externalConstantsPath == options.outputPath)
     throw CliError("--external-constants must name a different file than -o");
+  options.outputFormat =
+      driver::parseOutputFormat(args.value("output-format").value_or("artifact"));
+  options.name = args.value("name").value_or("");
   options.printIrAfterAll = args.flag("print-ir-after-all");
   options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
@@ -39,9 +42,12 @@ int runCompile(const ParsedArgs& args) {
                 summary.kernelCount, static_cast<unsigned long long>(summary.arenaBytes),
                 static_cast<unsigned long long>(summary.constantsBytes),
                 options.externalConstantsPath.empty() ? "" : " (external)");
-  if (!summary.kernelObjectPath.empty())
+  if (options.outputFormat == driver::OutputFormat::StaticLib) {
+    std::printf("%s, %s: static library for %s\n%s", summary.kernelObjectPath.c_str(),
+                summary.headerPath.c_str(), summary.targetName.c_str(), summary.footprint.c_str());
+  } else if (!summary.kernelObjectPath.empty())
     std::printf("%s: kernel object for the firmware to link (library '%s')\n",
-                summary.kernelObjectPath.c_str(), "kiln_kernels");
+                summary.kernelObjectPath.c_str(), summary.libraryName.c_str());
   return 0;
 }
 
@@ -72,6 +78,9 @@ const Command& compileCommand() {
        {"strip", FlagKind::Bool, "", "leave out DEBUG (dispatch and source node names)"},
        {"external-constants", FlagKind::Value, "FILE",
         "write the constants to FILE; the artifact keeps their size and hash"},
+       {"output-format", FlagKind::Value, "FORMAT",
+        "artifact (default), or static-lib: OUT.o + OUT.h for a microcontroller firmware"},
+       {"name", FlagKind::Value, "NAME", "symbol prefix of a static library (default: from -o)"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

@@ -12,6 +12,7 @@
 //                 targets the kernels' relocatable object, which the firmware links)
 #include "kiln/driver/compile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "kiln/import/tflite/tflite_import.h"
 #include "kiln/passes/pipeline.h"
 #include "kiln/support/diagnostics.h"
+#include "static_library.h"
 
 namespace kiln::driver {
 namespace {
@@ -68,11 +70,33 @@ void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& by
   }
 }
 
+// The largest stage (dispatches and their bindings between two barriers) sizes the runtime's
+// context; the kernels' stack bound and the entry's tensors complete what a firmware needs.
+FirmwareFacts firmwareFacts(const ir::DispatchGraph& graph, const codegen::CodegenResult& kernels) {
+  FirmwareFacts facts;
+  facts.kernelStackBytes = kernels.stackBoundBytes;
+  uint32_t dispatches = 0, bindings = 0, stage = graph.steps.empty() ? 0 : graph.steps[0].stage;
+  for (const ir::Step& step : graph.steps) {
+    if (step.stage != stage) dispatches = bindings = 0;
+    stage = step.stage;
+    if (step.kind != ir::StepKind::Dispatch) continue;
+    ++dispatches;
+    bindings += static_cast<uint32_t>(graph.dispatches[step.dispatch].bindings.size());
+    facts.maxStageDispatches = std::max(facts.maxStageDispatches, dispatches);
+    facts.maxStageBindings = std::max(facts.maxStageBindings, bindings);
+  }
+  for (const ir::IoTensor& io : graph.inputs) facts.inputs.push_back({io.name, io.type.byteSize()});
+  for (const ir::IoTensor& io : graph.outputs)
+    facts.outputs.push_back({io.name, io.type.byteSize()});
+  return facts;
+}
+
 }  // namespace
 
 CompiledModel compileModel(const CompileOptions& options) {
   // The target first: a bad --target is reported before any work is done.
   codegen::TargetConfig target = codegen::resolveTarget(options.target);
+  checkOutputFormat(options, target);
 
   // 1. import
   std::unique_ptr<ir::Graph> graph = importModel(options);
@@ -85,12 +109,15 @@ CompiledModel compileModel(const CompileOptions& options) {
 
   // 3. codegen
   // (lowerDispatches: each dispatch -> a KernelDesc; then one LLVM module, linked by lld)
-  codegen::CodegenResult kernels = codegen::generateKernels(dispatchGraph, target);
+  codegen::CodegenOptions codegenOptions;
+  codegenOptions.libraryName = staticLibraryName(options);
+  codegen::CodegenResult kernels = codegen::generateKernels(dispatchGraph, target, codegenOptions);
 
   // 4. emit
   emit::EmitOptions emitOptions;
   emitOptions.strip = options.strip;
   emitOptions.externalConstants = !options.externalConstantsPath.empty();
+  emitOptions.staticLibraryName = codegenOptions.libraryName;
   emit::EmittedArtifact emitted = emit::emitArtifact(dispatchGraph, kernels, emitOptions);
 
   CompiledModel model;
@@ -104,6 +131,9 @@ CompiledModel compileModel(const CompileOptions& options) {
   if (kernels.output == codegen::KernelOutput::RelocatableObject) model.kernelObject = kernels.bytes;
   model.artifact = std::move(emitted.artifact);
   model.externalConstants = std::move(emitted.externalConstants);
+  model.target = target;
+  model.summary.libraryName = codegenOptions.libraryName;
+  model.firmware = firmwareFacts(dispatchGraph, kernels);
   return model;
 }
 
@@ -124,6 +154,10 @@ CompileSummary compile(const CompileOptions& options) {
     throw CompileError("the output would overwrite the model '" + options.modelPath.string() + "'");
   CompiledModel model = compileModel(options);
   // 5. write
+  if (options.outputFormat == OutputFormat::StaticLib) {
+    writeStaticLibrary(options, model);
+    return model.summary;
+  }
   if (!options.externalConstantsPath.empty())
     writeFile(options.externalConstantsPath, model.externalConstants);
   if (!model.kernelObject.empty()) {

@@ -6,11 +6,16 @@
 #include <filesystem>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/codegen/target_config.h"
 
 namespace kiln::driver {
+
+enum class OutputFormat { Artifact, StaticLib };
+// "artifact" or "static-lib" (the --output-format values); anything else is a CompileError.
+OutputFormat parseOutputFormat(const std::string& text);
 
 struct CompileOptions {
   std::filesystem::path modelPath;
@@ -24,6 +29,12 @@ struct CompileOptions {
   // Microcontroller targets (static kernels): where the relocatable kernel object goes, for the
   // firmware to link. Empty: next to the artifact, OUT.kiln -> OUT.kernels.o.
   std::filesystem::path kernelObjectPath;
+  // --output-format: Artifact (OUT.kiln; static-kernel targets also get OUT.kernels.o), or
+  // StaticLib (microcontrollers: OUT.o with kernels + artifact bytes, OUT.h, footprint).
+  OutputFormat outputFormat = OutputFormat::Artifact;
+  // --name: C identifier that prefixes the static library's symbols (PREFIX_kernels,
+  // PREFIX_artifact, ...). Empty: derived from the output file name.
+  std::string name;
   // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
   // after the TFLite tensor, to compare intermediate results layer by layer.
   bool debugOutputs = false;
@@ -41,6 +52,18 @@ struct CompileSummary {
   uint32_t dispatchCount = 0;
   uint32_t kernelCount = 0;
   std::filesystem::path kernelObjectPath;  // written for static-kernel targets, else empty
+  std::string libraryName;                 // the static kernel library's name
+  // --output-format=static-lib: the files written and the footprint lines (flash, RAM).
+  std::filesystem::path headerPath;
+  std::string footprint;
+};
+
+// Facts a firmware build needs beyond the artifact (static-lib output, footprint).
+struct FirmwareFacts {
+  uint32_t kernelStackBytes = 0;     // codegen's bound on any kernel call chain
+  uint32_t maxStageDispatches = 0;   // largest stage of the command stream, as the runtime
+  uint32_t maxStageBindings = 0;     // sizes its context
+  std::vector<std::pair<std::string, uint64_t>> inputs, outputs;  // name, bytes
 };
 
 // The artifact's bytes (and the external constants, when requested) without writing files.
@@ -48,6 +71,8 @@ struct CompiledModel {
   std::vector<uint8_t> artifact;
   std::vector<uint8_t> externalConstants;
   std::vector<uint8_t> kernelObject;  // static-kernel targets: the relocatable object
+  codegen::TargetConfig target;
+  FirmwareFacts firmware;
   CompileSummary summary;
 };
 CompiledModel compileModel(const CompileOptions& options);
