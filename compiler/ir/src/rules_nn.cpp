@@ -1,5 +1,5 @@
 // Type rules of the neural-network compute ops: Conv, MatMul, Gemm, pools, normalisations,
-// Softmax and reductions.
+// Softmax, reductions, ConvTranspose, InstanceNormalization, LRN and TopK.
 #include <algorithm>
 #include <set>
 
@@ -36,6 +36,39 @@ RuleResult ruleConv(const RuleInput& in) {
     fail("kernel_shape does not match the weight's spatial dims " + shapeToString(kernel));
   WindowGeometry g = computeWindowGeometry(spatial, kernel, in.attrs, false);
   Shape out = {x.shape[0], w.shape[0]};
+  out.insert(out.end(), g.output.begin(), g.output.end());
+  return single(TensorType(x.dtype, out));
+}
+
+// ConvTranspose(X [N, C, spatial...], W [C, OC / group, kernel...], B? [OC]).
+RuleResult ruleConvTranspose(const RuleInput& in) {
+  const TensorType& x = typeOf(in, 0);
+  const TensorType& w = typeOf(in, 1);
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  requireRank(in, 1, x.rank());
+  requireSameDType(in, 0, 1);
+  requireFloat(in, 0);
+  int64_t group = in.attrs.getInt("group", 1);
+  if (group < 1 || x.shape[1] % group != 0)
+    fail("group " + std::to_string(group) + " does not divide input channels " +
+         std::to_string(x.shape[1]));
+  if (w.shape[0] != x.shape[1])
+    fail("weight has shape " + shapeToString(w.shape) + ", expected " +
+         std::to_string(x.shape[1]) + " input channels in dim 0");
+  int64_t outChannels = w.shape[1] * group;
+  if (present(in, 2)) {
+    requireSameDType(in, 0, 2);
+    if (typeOf(in, 2).shape != Shape{outChannels})
+      fail("bias has shape " + shapeToString(typeOf(in, 2).shape) + ", expected [" +
+           std::to_string(outChannels) + "]");
+  }
+  Shape spatial(x.shape.begin() + 2, x.shape.end());
+  std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+  if (in.attrs.has("kernel_shape") && in.attrs.getInts("kernel_shape") != kernel)
+    fail("kernel_shape does not match the weight's spatial dims " + shapeToString(kernel));
+  ConvTransposeGeometry g = computeConvTransposeGeometry(spatial, kernel, in.attrs);
+  Shape out = {x.shape[0], outChannels};
   out.insert(out.end(), g.output.begin(), g.output.end());
   return single(TensorType(x.dtype, out));
 }
@@ -130,6 +163,33 @@ RuleResult ruleLayerNorm(const RuleInput& in) {
   return single(x);
 }
 
+// InstanceNormalization(X [N, C, spatial...], scale [C], B [C]) {epsilon = 1e-5}.
+RuleResult ruleInstanceNorm(const RuleInput& in) {
+  const TensorType& x = typeOf(in, 0);
+  requireFloat(in, 0);
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  for (size_t i = 1; i < 3; ++i) {
+    requireSameDType(in, 0, i);
+    if (typeOf(in, i).shape != Shape{x.shape[1]})
+      fail(std::string(i == 1 ? "scale" : "bias") + " has shape " +
+           shapeToString(typeOf(in, i).shape) + ", expected [" + std::to_string(x.shape[1]) +
+           "]");
+  }
+  return single(x);
+}
+
+// LRN(X [N, C, spatial...]) {alpha = 1e-4, beta = 0.75, bias = 1, size (required)}.
+RuleResult ruleLrn(const RuleInput& in) {
+  const TensorType& x = typeOf(in, 0);
+  requireFloat(in, 0);
+  if (x.rank() < 3)
+    fail("input has shape " + shapeToString(x.shape) + ", expected N x C x spatial...");
+  if (!in.attrs.has("size") || in.attrs.getInt("size") < 1)
+    fail("attribute 'size' must be a positive integer");
+  return single(x);
+}
+
 RuleResult ruleSoftmax(const RuleInput& in) {
   requireFloat(in, 0);
   normalizeAxis(in.attrs.getInt("axis", -1), typeOf(in, 0).rank());
@@ -175,6 +235,26 @@ RuleResult ruleArgReduce(const RuleInput& in) {
   else
     out.erase(out.begin() + axis);
   return single(TensorType(DType::I64, out));
+}
+
+// TopK(X, K [1]) {axis = -1, largest = 1, sorted = 1} -> (values, indices: i64).
+RuleResult ruleTopK(const RuleInput& in) {
+  const TensorType& x = typeOf(in, 0);
+  if (x.rank() < 1) fail("input must have rank >= 1");
+  int64_t axis = normalizeAxis(in.attrs.getInt("axis", -1), x.rank());
+  auto k = staticInts(in, 1);
+  if (!k) return unknown(2);
+  if (k->size() != 1) fail("K must hold one value, it has " + std::to_string(k->size()));
+  int64_t dim = x.shape[size_t(axis)];
+  if ((*k)[0] < 0 || (*k)[0] > dim)
+    fail("K = " + std::to_string((*k)[0]) + " is outside [0, " + std::to_string(dim) +
+         "] (the size of axis " + std::to_string(axis) + ")");
+  Shape out = x.shape;
+  out[size_t(axis)] = (*k)[0];
+  RuleResult r;
+  r.types.push_back(TensorType(x.dtype, out));
+  r.types.push_back(TensorType(DType::I64, out));
+  return r;
 }
 
 }  // namespace kiln::ir

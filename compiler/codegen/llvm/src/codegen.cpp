@@ -84,6 +84,18 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitQuantized(kb);
     case KernelKind::Tile:
       return emitTile(kb);
+    case KernelKind::ConvTranspose:
+      return emitConvTranspose(kb);
+    case KernelKind::LayerNorm:
+      return emitLayerNorm(kb);
+    case KernelKind::InstanceNorm:
+      return emitInstanceNorm(kb);
+    case KernelKind::Lrn:
+      return emitLrn(kb);
+    case KernelKind::ArgReduce:
+      return emitArgReduce(kb);
+    case KernelKind::TopK:
+      return emitTopK(kb);
   }
   return 1;
 }

@@ -99,6 +99,43 @@ void lowerWindow(const ir::Op& op, KernelDesc& d, std::vector<int64_t> kernel, b
   makeTwoDimensional(d.output.shape);
 }
 
+// ConvTranspose: the resolved strides, dilations and begin pads in the Conv fields (1-D as
+// 2-D with H = 1, rank-5 tensors with the depth fields).
+void lowerConvTranspose(const ir::Op& op, KernelDesc& d) {
+  const std::vector<int64_t>& xs = op.operand(0)->shape();
+  const std::vector<int64_t>& ws = op.operand(1)->shape();
+  ir::Shape spatial(xs.begin() + 2, xs.end());
+  ir::ConvTransposeGeometry g = ir::computeConvTransposeGeometry(
+      spatial, std::vector<int64_t>(ws.begin() + 2, ws.end()), op.attrs());
+  size_t n = spatial.size();
+  d.kind = KernelKind::ConvTranspose;
+  d.groups = op.attrs().getInt("group", 1);
+  if (n == 3) {
+    d.depthStride = g.strides[0];
+    d.depthDilation = g.dilations[0];
+    d.depthPadBegin = g.pads[0];
+    d.depthPadEnd = g.pads[3];
+  }
+  size_t h = n == 1 ? 0 : n - 2;  // index of the H dim among the spatial dims
+  if (n == 1) {
+    d.strides = {1, g.strides[0]};
+    d.dilations = {1, g.dilations[0]};
+    d.pads = {0, g.pads[0], 0, g.pads[1]};
+  } else if (n == 2 || n == 3) {
+    d.strides = {g.strides[h], g.strides[h + 1]};
+    d.dilations = {g.dilations[h], g.dilations[h + 1]};
+    d.pads = {g.pads[h], g.pads[h + 1], g.pads[n + h], g.pads[n + h + 1]};
+  } else {
+    unsupported(op, "only 1-D, 2-D and 3-D transposed convolutions are supported");
+  }
+  if (n == 1) {
+    for (BufferDesc& b : d.inputs) {
+      if (b.shape.size() == xs.size()) makeTwoDimensional(b.shape);
+    }
+    makeTwoDimensional(d.output.shape);
+  }
+}
+
 void lowerReduceAxes(const ir::Op& op, KernelDesc& d, std::vector<int64_t> axes) {
   size_t rank = d.inputs[0].shape.size();
   if (axes.empty()) {
@@ -267,6 +304,62 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       // The pad value operand is static here: drop it from the kernel's inputs if bound.
       return;
     }
+    case OpKind::ConvTranspose:
+      lowerConvTranspose(op, d);
+      return;
+    case OpKind::LayerNormalization:
+    case OpKind::InstanceNormalization:
+      d.kind = op.kind() == OpKind::LayerNormalization ? KernelKind::LayerNorm
+                                                         : KernelKind::InstanceNorm;
+      d.axis = op.kind() == OpKind::LayerNormalization
+                   ? normalizeAxis(attrs.getInt("axis", -1), rank)
+                   : 2;
+      d.epsilon = attrs.getFloat("epsilon", 1e-5f);
+      if (op.kind() == OpKind::LayerNormalization && op.attrs().getInt("stash_type", 1) != 1)
+        unsupported(op, "stash_type other than 1 (float) is not supported");
+      return;
+    case OpKind::LRN:
+      d.kind = KernelKind::Lrn;
+      d.lrnSize = attrs.getInt("size");
+      d.alpha = attrs.getFloat("alpha", 1e-4f);
+      d.beta = attrs.getFloat("beta", 0.75f);
+      d.lrnBias = attrs.getFloat("bias", 1.0f);
+      return;
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      d.kind = KernelKind::ArgReduce;
+      d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);
+      d.largest = op.kind() == OpKind::ArgMax;
+      d.selectLastIndex = attrs.getInt("select_last_index", 0) != 0;
+      return;
+    case OpKind::TopK:
+      d.kind = KernelKind::TopK;
+      d.axis = normalizeAxis(attrs.getInt("axis", -1), rank);
+      d.largest = attrs.getInt("largest", 1) != 0;
+      return;
+    case OpKind::ReduceProd:
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+    case OpKind::ReduceSumSquare:
+    case OpKind::ReduceLogSum:
+    case OpKind::ReduceLogSumExp: {
+      d.kind = KernelKind::Reduce;
+      switch (op.kind()) {
+        case OpKind::ReduceProd: d.reduceKind = ReduceKind::Prod; break;
+        case OpKind::ReduceL1: d.reduceKind = ReduceKind::L1; break;
+        case OpKind::ReduceL2: d.reduceKind = ReduceKind::L2; break;
+        case OpKind::ReduceSumSquare: d.reduceKind = ReduceKind::SumSquare; break;
+        case OpKind::ReduceLogSum: d.reduceKind = ReduceKind::LogSum; break;
+        default: d.reduceKind = ReduceKind::LogSumExp; break;
+      }
+      bool needsFloat = d.reduceKind == ReduceKind::L2 || d.reduceKind == ReduceKind::LogSum ||
+                        d.reduceKind == ReduceKind::LogSumExp;
+      if (needsFloat && !isFloat(d.output.type))
+        unsupported(op, std::string("integer tensors are not supported for ") +
+                            std::string(op.info().name));
+      lowerReduceAxes(op, d, attrs.getInts("axes", {}));
+      return;
+    }
     case OpKind::BatchNormalization:
       unsupported(op, "BatchNormalization with non-constant parameters is not supported");
     default:
@@ -290,7 +383,7 @@ KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
       d.inputs.push_back(toBuffer(op, *binding.value));
     }
   }
-  if (results.size() != 1 && op.kind() != OpKind::Split) {
+  if (results.size() != 1 && op.kind() != OpKind::Split && op.kind() != OpKind::TopK) {
     unsupported(op, "ops with several results are not supported yet");
   }
   d.output = toBuffer(op, *results[0]->value);

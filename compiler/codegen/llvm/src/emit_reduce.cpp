@@ -1,4 +1,5 @@
-// Reductions (sum, mean, max, min over any set of axes; GlobalAveragePool is a mean over H, W)
+// Reductions (sum, mean, max, min, prod, L1, L2, sum of squares, log-sum, log-sum-exp over any
+// set of axes; GlobalAveragePool is a mean over H, W)
 // and softmax / log-softmax along one axis. Each workgroup item produces one output element
 // (reduce) or one softmax lane; its reduced axes are walked by nested loops.
 #include <algorithm>
@@ -62,16 +63,33 @@ uint32_t emitReduce(KernelBuilder& kb) {
       init = llvm::ConstantInt::get(kb.context(), value);
     }
   }
+  if (d.reduceKind == ReduceKind::Prod) init = kb.constant(type, 1);
   llvm::Value* acc = kb.local(kb.elemType(type), "acc");
+  llvm::Value* shiftSlot = kb.local(kb.elemType(type), "shift");
 
   kb.forWorkgroupShare(outputs, [&](llvm::Value* o) {
     std::vector<llvm::Value*> coords =
         keptExtents.empty() ? std::vector<llvm::Value*>{} : kb.decompose(o, keptExtents);
     llvm::Value* base = kb.linearize(coords, keptStrides);
+    // LogSumExp: exp(x - max) keeps the sum finite; the max is found first.
+    llvm::Value* shift = nullptr;
+    if (d.reduceKind == ReduceKind::LogSumExp) {
+      b.CreateStore(kb.f32(-__builtin_inff()), shiftSlot);
+      forNest(kb, base, redExtents, redStrides, 0, [&](llvm::Value* offset) {
+        llvm::Value* m = b.CreateLoad(kb.elemType(type), shiftSlot);
+        b.CreateStore(kb.maxValue(kb.load(0, type, offset), m), shiftSlot);
+      });
+      shift = b.CreateLoad(kb.elemType(type), shiftSlot);
+      // All -inf (or an empty reduction): no shift, the sum of exp is 0 and the result -inf.
+      shift = b.CreateSelect(b.CreateFCmpOEQ(shift, kb.f32(-__builtin_inff())), kb.f32(0.0f),
+                             shift);
+    }
     b.CreateStore(init, acc);
     forNest(kb, base, redExtents, redStrides, 0, [&](llvm::Value* offset) {
       llvm::Value* x = kb.load(0, type, offset);
       llvm::Value* a = b.CreateLoad(kb.elemType(type), acc);
+      auto add = [&](llvm::Value* v) { return fp ? b.CreateFAdd(a, v) : b.CreateAdd(a, v); };
+      auto square = [&](llvm::Value* v) { return fp ? b.CreateFMul(v, v) : b.CreateMul(v, v); };
       llvm::Value* next;
       switch (d.reduceKind) {
         case ReduceKind::Max:
@@ -80,16 +98,44 @@ uint32_t emitReduce(KernelBuilder& kb) {
         case ReduceKind::Min:
           next = kb.minValue(x, a);
           break;
-        default:
-          next = fp ? b.CreateFAdd(a, x) : b.CreateAdd(a, x);
+        case ReduceKind::Prod:
+          next = fp ? b.CreateFMul(a, x) : b.CreateMul(a, x);
+          break;
+        case ReduceKind::L1:
+          next = add(fp ? b.CreateSelect(b.CreateFCmpOLT(x, kb.f32(0.0f)), b.CreateFNeg(x), x)
+                        : b.CreateSelect(b.CreateICmpSLT(x, kb.constant(type, 0)),
+                                         b.CreateNeg(x), x));
+          break;
+        case ReduceKind::L2:
+        case ReduceKind::SumSquare:
+          next = add(square(x));
+          break;
+        case ReduceKind::LogSumExp:
+          next = add(emitExp(kb, b.CreateFSub(x, shift)));
+          break;
+        default:  // Sum, Mean, LogSum
+          next = add(x);
           break;
       }
       b.CreateStore(next, acc);
     });
     llvm::Value* result = b.CreateLoad(kb.elemType(type), acc);
-    if (d.reduceKind == ReduceKind::Mean) {
-      result = fp ? b.CreateFDiv(result, kb.f32(static_cast<float>(reducedCount)))
-                  : b.CreateSDiv(result, kb.constant(type, static_cast<double>(reducedCount)));
+    switch (d.reduceKind) {
+      case ReduceKind::Mean:
+        result = fp ? b.CreateFDiv(result, kb.f32(static_cast<float>(reducedCount)))
+                    : b.CreateSDiv(result, kb.constant(type, static_cast<double>(reducedCount)));
+        break;
+      case ReduceKind::L2:
+        result = emitSqrt(kb, result);
+        break;
+      case ReduceKind::LogSum:
+        result = emitLog(kb, result);
+        break;
+      case ReduceKind::LogSumExp:
+        result = b.CreateFAdd(shift, emitLog(kb, result));
+        break;
+      default:
+        break;
     }
     kb.store(kb.outputBinding(), type, o, result);
   });

@@ -25,6 +25,13 @@ uint32_t emitPad(KernelBuilder& kb);                          // emit_data_movem
 uint32_t emitSplit(KernelBuilder& kb);                        // emit_data_movement.cpp
 uint32_t emitTile(KernelBuilder& kb);                         // emit_data_movement.cpp
 uint32_t emitQuantized(KernelBuilder& kb);  // emit_quantized_elementwise.cpp (all QuantOps)
+uint32_t emitConvTranspose(KernelBuilder& kb);                // emit_conv_transpose.cpp
+uint32_t emitLayerNorm(KernelBuilder& kb);                    // emit_normalization.cpp
+uint32_t emitInstanceNorm(KernelBuilder& kb);                 // emit_normalization.cpp
+uint32_t emitLrn(KernelBuilder& kb);                          // emit_normalization.cpp
+uint32_t emitArgReduce(KernelBuilder& kb);                    // emit_selection.cpp
+uint32_t emitTopK(KernelBuilder& kb);                         // emit_selection.cpp
+uint32_t emitQuantized(KernelBuilder& kb);  // emit_quantized_elementwise.cpp (all QuantOps)
 
 // Workgroup counts: a workgroup should get at least this many elements' worth of work.
 constexpr int64_t kMinElementsPerWorkgroup = 4096;

@@ -170,6 +170,22 @@ std::string KernelDesc::key() const {
       break;
     case KernelKind::Tile:
       break;  // fully described by the shapes
+    case KernelKind::ConvTranspose:
+      os << " s" << strides[0] << 'x' << strides[1] << " d" << dilations[0] << 'x' << dilations[1]
+         << " p" << pads[0] << ',' << pads[1] << ',' << pads[2] << ',' << pads[3] << " g"
+         << groups << " depth" << depthStride << ',' << depthDilation << ',' << depthPadBegin;
+      break;
+    case KernelKind::LayerNorm:
+    case KernelKind::InstanceNorm:
+      os << " axis" << axis << " eps" << epsilon;
+      break;
+    case KernelKind::Lrn:
+      os << " size" << lrnSize << " ab" << alpha << ' ' << beta << " bias" << lrnBias;
+      break;
+    case KernelKind::ArgReduce:
+    case KernelKind::TopK:
+      os << " axis" << axis << " largest" << largest << " last" << selectLastIndex;
+      break;
     case KernelKind::Quantized:
       os << QuantDesc::key(*this);
       break;

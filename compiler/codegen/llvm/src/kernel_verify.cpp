@@ -39,6 +39,18 @@ const char* kindName(KernelKind kind) {
       return "quantized";
     case KernelKind::Tile:
       return "tile";
+    case KernelKind::ConvTranspose:
+      return "conv-transpose";
+    case KernelKind::LayerNorm:
+      return "layer-norm";
+    case KernelKind::InstanceNorm:
+      return "instance-norm";
+    case KernelKind::Lrn:
+      return "lrn";
+    case KernelKind::ArgReduce:
+      return "arg-reduce";
+    case KernelKind::TopK:
+      return "top-k";
   }
   return "?";
 }
@@ -192,6 +204,66 @@ void verifyKernel(const KernelDesc& d) {
       c.require(d.starts.size() == d.inputs[0].shape.size(), "pads size");
       c.require(!d.output.shape.empty(), "rank 0");
       break;
+    case KernelKind::ConvTranspose: {
+      c.inputCount(2, 3);
+      size_t rank = d.inputs[0].shape.size();
+      c.require(rank == 4 || rank == 5, "X must have rank 4 or 5");
+      c.rank(d.inputs[1], rank, "W");
+      c.rank(d.output, rank, "Y");
+      for (const BufferDesc& b : d.inputs) c.f32(b);
+      const auto& x = d.inputs[0].shape;
+      const auto& w = d.inputs[1].shape;
+      c.require(d.groups > 0 && x[1] == w[0] && x[1] % d.groups == 0,
+                "channels do not match groups");
+      c.require(d.output.shape[1] == w[1] * d.groups, "output channels do not match W");
+      if (d.inputs.size() == 3)
+        c.require(d.inputs[2].elementCount() == d.output.shape[1], "bias size");
+      break;
+    }
+    case KernelKind::LayerNorm:
+    case KernelKind::InstanceNorm:
+      c.inputCount(d.kind == KernelKind::LayerNorm ? 2 : 3, 3);
+      for (const BufferDesc& b : d.inputs) c.f32(b);
+      c.require(d.output.shape == d.inputs[0].shape, "output shape differs from X");
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
+      if (d.kind == KernelKind::InstanceNorm) {
+        c.require(d.inputs[0].shape.size() >= 3, "X must have rank >= 3");
+        c.require(d.inputs[1].elementCount() == d.inputs[0].shape[1] &&
+                      d.inputs[2].elementCount() == d.inputs[0].shape[1],
+                  "scale and bias must have one value per channel");
+      } else {
+        for (size_t i = 1; i < d.inputs.size(); ++i)
+          c.require(d.inputs[i].shape.size() <= d.inputs[0].shape.size() - d.axis,
+                    "scale/bias rank exceeds the normalized block");
+      }
+      break;
+    case KernelKind::Lrn:
+      c.inputCount(1, 1);
+      c.f32(d.inputs[0]);
+      c.require(d.inputs[0].shape.size() >= 3 && d.output.shape == d.inputs[0].shape,
+                "X must have rank >= 3 and the output its shape");
+      c.require(d.lrnSize >= 1, "size must be positive");
+      break;
+    case KernelKind::ArgReduce:
+    case KernelKind::TopK: {
+      c.inputCount(1, 1);
+      const auto& x = d.inputs[0].shape;
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(x.size()), "axis");
+      c.require(x[d.axis] > 0, "empty axis");
+      if (d.kind == KernelKind::ArgReduce) {
+        c.require(d.output.type == ElemType::I64, "indices must be i64");
+        c.require(d.output.elementCount() * x[d.axis] == d.inputs[0].elementCount(),
+                  "output size");
+      } else {
+        c.require(d.extraOutputs.size() == 1 && d.extraOutputs[0].type == ElemType::I64 &&
+                      d.extraOutputs[0].shape == d.output.shape,
+                  "TopK needs values and i64 indices of one shape");
+        c.require(d.output.shape.size() == x.size() && d.output.shape[d.axis] <= x[d.axis],
+                  "k exceeds the axis");
+        c.require(d.output.type == d.inputs[0].type, "values dtype differs from X");
+      }
+      break;
+    }
   }
 }
 

@@ -140,6 +140,15 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
       b.where(b.bin(ExprOp::Greater, x, b.c(20)), x, soft);
       break;
     }
+    case OpKind::Shrink: {
+      // x < -lambd: x + bias; x > lambd: x - bias; else 0.
+      double lambd = attrs.getFloat("lambd", 0.5f), bias = attrs.getFloat("bias", 0.0f);
+      int below = b.bin(ExprOp::Less, x, b.c(-lambd));
+      int above = b.bin(ExprOp::Greater, x, b.c(lambd));
+      int upper = b.where(above, b.bin(ExprOp::Sub, x, b.c(bias)), b.c(0));
+      b.where(below, b.bin(ExprOp::Add, x, b.c(bias)), upper);
+      break;
+    }
     case OpKind::Softsign:
       floatOnly();
       b.bin(ExprOp::Div, x, b.bin(ExprOp::Add, b.c(1), b.un(ExprOp::Abs, x)));

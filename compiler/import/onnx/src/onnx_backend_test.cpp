@@ -193,7 +193,10 @@ TEST(OnnxBackend, GradientRefused) {
   } catch (const CompileError& error) {
     EXPECT_EQ(std::string(error.what()),
               path.string() + ": unsupported operator 'Gradient' (domain "
-                              "'ai.onnx.preview.training', opset 1) at node 'my_gradient'");
+                              "'ai.onnx.preview.training', opset 1) at node 'my_gradient'; it "
+                              "is a training op and kiln compiles inference graphs only: export "
+                              "the model for inference (e.g. torch.onnx.export of model.eval()) "
+                              "without gradient or optimizer nodes");
   }
 }
 

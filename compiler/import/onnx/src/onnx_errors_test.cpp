@@ -222,7 +222,78 @@ TEST(OnnxErrors, SequenceOutput) {
   EXPECT_EQ(importError(testing::modelFromTextSequenceOutput(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] s) { s = SequenceConstruct(x) })", "s")),
-            "test.onnx: output 's' is a sequence; kiln supports tensors only");
+            "test.onnx: output 's' is a sequence; kiln supports tensors only: export the model "
+            "with a fixed number of tensor inputs and outputs instead");
+}
+
+TEST(OnnxErrors, SequenceOperator) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) <int64 i = {0}> {
+      s = SequenceConstruct(x)
+      y = SequenceAt(s, i) })")),
+            "test.onnx: unsupported operator 'SequenceConstruct' (domain 'ai.onnx', opset 17) at "
+            "node #0; sequence and optional values are not supported, kiln compiles tensors only: "
+            "export the model with a fixed number of tensor inputs and outputs instead of lists");
+}
+
+TEST(OnnxErrors, DataDependentOperator) {
+  EXPECT_EQ(importError(testing::modelFromTextNamed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x) => (float[4] y) {
+      n = NonZero(x)
+      y = Identity(x) })", {"nz"})),
+            "test.onnx: unsupported operator 'NonZero' (domain 'ai.onnx', opset 17) at node "
+            "'nz'; its output shape depends on the input data and kiln needs static shapes: do "
+            "this step outside the model (e.g. in post-processing) or use a fixed-size form");
+}
+
+TEST(OnnxErrors, DynamicTopK) {
+  EXPECT_EQ(importError(testing::modelFromTextNamed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,5] x, int64[1] k) => (float[2,?] v, int64[2,?] i) {
+      v, i = TopK <axis = 1> (x, k) })", {"top"})),
+            "test.onnx: node 'top' (TopK): K ('k') is known only at run time, so the output shape "
+            "depends on the data; kiln needs static shapes: make K a constant (an initializer) in "
+            "the model");
+}
+
+TEST(OnnxErrors, ResizeRuntimeSizes) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,1,2,2] x, int64[4] sizes) => (float[1,1,?,?] y) {
+      y = Resize <mode = "nearest"> (x, , , sizes) })")),
+            "test.onnx: node #0 (Resize): sizes ('sizes') is known only at run time; kiln needs "
+            "static shapes: make it a constant in the model");
+}
+
+TEST(OnnxErrors, ResizeUnsupportedMode) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,1,2,2] x) => (float[1,1,4,4] y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> {
+      y = Resize <coordinate_transformation_mode = "tf_crop_and_resize"> (x, , s) })")),
+            "test.onnx: node #0 (Resize): coordinate_transformation_mode 'tf_crop_and_resize' is "
+            "not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric)");
+}
+
+TEST(OnnxErrors, ShapeFromGraphInput) {
+  EXPECT_EQ(importError(testing::modelFromTextNamed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3,1] x, int64[2] shape) => (float[?,?] y) { y = Expand(x, shape) })", {"grow"})),
+            "test.onnx: node 'grow' (Expand): input 1 is the graph input 'shape', known only at "
+            "run time, but kiln needs static shapes: make it a constant (an initializer) in the "
+            "model, or export the model with fixed shapes");
+}
+
+TEST(OnnxErrors, ControlFlow) {
+  std::string message = importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c, float[2] x) => (float[2] y) {
+      y = If (c) <then_branch = t () => (float[2] a) { a = Identity(x) },
+                  else_branch = e () => (float[2] b) { b = Neg(x) }> })"));
+  EXPECT_EQ(message, "test.onnx: unsupported operator 'If' (domain 'ai.onnx', opset 17) at node "
+                     "#0; control flow is not supported: export the model traced for one fixed "
+                     "input shape, without data-dependent branches or loops");
 }
 
 TEST(OnnxErrors, StringInput) {
@@ -236,7 +307,8 @@ TEST(OnnxErrors, DoubleInput) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (double[2] x) => (double[2] y) { y = Relu(x) })")),
-            "test.onnx: input 'x' has element type double, which kiln does not support");
+            "test.onnx: input 'x' has element type double, which kiln does not support; export "
+            "the model in float32 (in PyTorch: model.float() and float32 example inputs)");
 }
 
 TEST(OnnxErrors, DoubleInitializer) {
@@ -266,7 +338,8 @@ TEST(OnnxErrors, CastToUnsupportedType) {
       d = Cast <to = 11> (x)
       y = Cast <to = 1> (d) })")),
             "test.onnx: node #0 (Cast): output 'd' has element type double, which kiln does not "
-            "support");
+            "support; export the model in float32 (in PyTorch: model.float() and float32 example "
+            "inputs)");
 }
 
 TEST(OnnxErrors, MaxPoolIndicesOutput) {
@@ -289,12 +362,14 @@ TEST(OnnxErrors, BatchNormTrainingMode) {
 }
 
 // A shape only known at run time (NonZero is not supported, so use a data-dependent
-// Reshape: the shape comes from an input).
+// Reshape: the shape is computed from an input's values).
 TEST(OnnxErrors, DataDependentShape) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[6] x, int64[2] s) => (float[?,?] y) { y = Reshape(x, s) })")),
-            "test.onnx: node #0 (Reshape): output 'y' has shape ?x? after shape inference; kiln "
+    g (float[6] x, float[2] f) => (float[?,?] y) {
+      s = Cast <to = 7> (f)
+      y = Reshape(x, s) })")),
+            "test.onnx: node #1 (Reshape): output 'y' has shape ?x? after shape inference; kiln "
             "needs every dim known (a data-dependent shape?)");
 }
 

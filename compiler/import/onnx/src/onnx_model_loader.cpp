@@ -86,7 +86,8 @@ void checkValueType(const onnx::ValueInfoProto& value, const char* role,
     default: kind = "of unknown type"; break;
   }
   throw CompileError(source.displayName + ": " + role + " '" + value.name() + "' is " + kind +
-                     "; kiln supports tensors only");
+                     "; kiln supports tensors only: export the model with a fixed number of "
+                     "tensor inputs and outputs instead");
 }
 
 void checkValueTypes(const onnx::GraphProto& graph, const OnnxSource& source) {
@@ -118,7 +119,8 @@ void checkOperatorsSupported(const onnx::ModelProto& model, const OnnxSource& so
     throw CompileError(source.displayName + ": unsupported operator '" + node.op_type() +
                        "' (domain '" + displayDomain(node.domain()) + "', opset " +
                        (opset < 0 ? std::string("not imported") : std::to_string(opset)) +
-                       ") at node " + onnxNodeRef(node.name(), i));
+                       ") at node " + onnxNodeRef(node.name(), i) +
+                       unsupportedOpAdvice(node.domain(), node.op_type()));
   }
 }
 

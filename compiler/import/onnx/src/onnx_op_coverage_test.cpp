@@ -188,5 +188,52 @@ INSTANTIATE_TEST_SUITE_P(
                "f32[2,3]"}),
     [](const auto& info) { return std::string(info.param.op); });
 
+// Ops added for the coverage issue; decomposed ones name the IR op they become.
+INSTANTIATE_TEST_SUITE_P(
+    Coverage, OnnxOpCoverage,
+    ::testing::Values(
+        UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"),
+        OpCase{"ConvTranspose", "(float[1,4,5,6] x, float[4,3,3,3] w) => (float[1,6,10,12] y)",
+               "y = ConvTranspose <group = 2, strides = [2, 2], pads = [1, 1, 1, 1], "
+               "output_padding = [1, 1]> (x, w)",
+               "f32[1,6,10,12]"},
+        OpCase{"ConvTranspose", "(float[1,2,5] x, float[2,3,4] w, float[3] b) => (float[1,3,11] y)",
+               "y = ConvTranspose <strides = [2], output_shape = [11]> (x, w, b)", "f32[1,3,11]"},
+        OpCase{"ConvTranspose", "(float[1,2,3,3] x, float[2,1,3,3] w) => (float[1,1,6,6] y)",
+               "y = ConvTranspose <strides = [2, 2], auto_pad = \"SAME_UPPER\"> (x, w)",
+               "f32[1,1,6,6]"},
+        OpCase{"InstanceNormalization",
+               "(float[2,3,4,5] x, float[3] s, float[3] b) => (float[2,3,4,5] y)",
+               "y = InstanceNormalization <epsilon = 0.001> (x, s, b)", "f32[2,3,4,5]"},
+        OpCase{"LRN", "(float[1,5,4,4] x) => (float[1,5,4,4] y)", "y = LRN <size = 3> (x)",
+               "f32[1,5,4,4]"},
+        OpCase{"ReduceL1", "(float[2,3,4] x) => (float[2,1,4] y)",
+               "y = ReduceL1 <axes = [1]> (x)", "f32[2,1,4]"},
+        OpCase{"ReduceSumSquare", "(float[2,3,4] x) => (float[2,3] y)",
+               "y = ReduceSumSquare <axes = [-1], keepdims = 0> (x)", "f32[2,3]"},
+        OpCase{"ReduceLogSum", "(float[2,3,4] x) => (float[1,1,1] y)", "y = ReduceLogSum(x)",
+               "f32[1,1,1]"},
+        OpCase{"ReduceLogSumExp", "(float[2,3,4] x) => (float[3,4] y)",
+               "y = ReduceLogSumExp <axes = [0], keepdims = 0> (x)", "f32[3,4]"},
+        OpCase{"TopK", "(float[3,7] x) => (float[3,2] y, int64[3,2] i)",
+               "k = Constant <value = int64[1] {2}> () y, i = TopK <axis = 1> (x, k)",
+               "f32[3,2]"},
+        OpCase{"Transpose", "(float[1,8,2,3] x) => (float[1,2,4,6] y)",
+               "y = DepthToSpace <blocksize = 2, mode = \"CRD\"> (x)", "f32[1,2,4,6]"},
+        OpCase{"Transpose", "(float[1,2,4,6] x) => (float[1,8,2,3] y)",
+               "y = SpaceToDepth <blocksize = 2> (x)", "f32[1,8,2,3]"},
+        OpCase{"Gather", "(float[1,2,3,4] x) => (float[1,2,6,8] y)",
+               "s = Constant <value = float[4] {1.0, 1.0, 2.0, 2.0}> () "
+               "y = Resize <mode = \"linear\"> (x, , s)",
+               "f32[1,2,6,8]"},
+        OpCase{"Gather", "(float[1,2,3,4] x) => (float[1,2,5,2] y)",
+               "z = Constant <value = int64[4] {1, 2, 5, 2}> () "
+               "y = Resize <mode = \"nearest\", coordinate_transformation_mode = "
+               "\"asymmetric\", nearest_mode = \"floor\"> (x, , , z)",
+               "f32[1,2,5,2]"}),
+    [](const auto& info) {
+      return std::string(info.param.op) + "_" + std::to_string(info.index);
+    });
+
 }  // namespace
 }  // namespace kiln::import

@@ -80,6 +80,21 @@ std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpK
                      (info.maxOperands < 0 ? std::string("any number")
                                            : std::to_string(info.maxOperands)));
   }
+  // A shape, axes or pads operand fed straight from a graph input is known only at run time:
+  // an error when ONNX could not infer the result's shape without it. (Clip's bounds and
+  // Dropout's ratio are values, refused later only if kiln needs them.)
+  bool unknownResult = false;
+  for (const std::optional<TensorType>& type : node.outputTypes) unknownResult |= !type;
+  bool shapeOperands = kind != ir::OpKind::Clip && kind != ir::OpKind::Dropout && unknownResult;
+  for (size_t i = 0; shapeOperands && i < operands.size(); ++i) {
+    if (info.isStaticOperand(i) && operands[i] && operands[i]->isInput()) {
+      t.fail(node, "input " + std::to_string(i) + " is the graph input '" +
+                       operands[i]->name() +
+                       "', known only at run time, but kiln needs static shapes: make it a "
+                       "constant (an initializer) in the model, or export the model with fixed "
+                       "shapes");
+    }
+  }
   const size_t numResults = resultCount(t, node, info);
   std::vector<std::string> names(node.outputNames.begin(), node.outputNames.begin() + numResults);
   for (size_t i = 0; i < numResults; ++i) {

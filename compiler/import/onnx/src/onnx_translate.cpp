@@ -63,8 +63,12 @@ class ModelWalker {
     const auto& tensorType = found->second->tensor_type();
     std::optional<ir::DType> dtype = dtypeFromOnnx(tensorType.elem_type());
     if (!dtype) {
+      bool wide = tensorType.elem_type() == onnx::TensorProto::DOUBLE;
       fail("has element type " + onnxTypeName(tensorType.elem_type()) +
-           ", which kiln does not support");
+           ", which kiln does not support" +
+           (wide ? std::string("; export the model in float32 (in PyTorch: model.float() and "
+                               "float32 example inputs)")
+                 : std::string()));
     }
     if (!tensorType.has_shape()) {
       *shapeText = "of unknown rank";
@@ -140,7 +144,8 @@ class ModelWalker {
       throw CompileError(displayName_ + ": unsupported operator '" + node.opType + "' (domain '" +
                          displayDomain(node.domain) + "', opset " +
                          std::to_string(kOnnxTargetOpset) + ") at node " +
-                         onnxNodeRef(node.name, index));
+                         onnxNodeRef(node.name, index) +
+                         unsupportedOpAdvice(node.domain, node.opType));
     }
     for (const std::string& input : proto.input()) {
       if (input.empty()) {

@@ -66,6 +66,9 @@ struct OnnxOpEntry {
 // The table entry for an op type, or nullptr if kiln does not support it.
 const OnnxOpEntry* findOnnxOp(std::string_view domain, std::string_view opType);
 bool isSupportedOnnxOp(std::string_view domain, std::string_view opType);
+// What the user can do about an unsupported op of a known kind (training, sequences and
+// optionals, data-dependent output shapes, control flow), as "; <advice>", else "".
+std::string unsupportedOpAdvice(std::string_view domain, std::string_view opType);
 // Every supported ai.onnx op type, in table order (documentation and tests).
 std::vector<std::string_view> supportedOnnxOps();
 

@@ -23,6 +23,25 @@ std::vector<ir::Value*> translateBatchNorm(OnnxTranslation&, const OnnxNode&,
 std::vector<ir::Value*> translatePRelu(OnnxTranslation&, const OnnxNode&,
                                        std::optional<ir::OpKind>);
 
+std::vector<ir::Value*> translateDepthToSpace(OnnxTranslation&, const OnnxNode&,
+                                              std::optional<ir::OpKind>);
+std::vector<ir::Value*> translateSpaceToDepth(OnnxTranslation&, const OnnxNode&,
+                                              std::optional<ir::OpKind>);
+std::vector<ir::Value*> translateTopK(OnnxTranslation&, const OnnxNode&,
+                                      std::optional<ir::OpKind>);
+std::vector<ir::Value*> translateResize(OnnxTranslation&, const OnnxNode&,  // onnx_resize.cpp
+                                       std::optional<ir::OpKind>);
+
+// Decomposition helpers (onnx_decompositions.cpp): one IR op typed by its rule, its result
+// named `name` ("" = fresh; rule errors name the node); an i64 constant vector; the final
+// value checked against ONNX's inferred output type.
+ir::Value* buildOp(OnnxTranslation& t, const OnnxNode& node, ir::OpKind kind,
+                   std::vector<ir::Value*> operands, ir::AttributeMap attrs = {},
+                   const std::string& name = "");
+ir::Value* constantI64(OnnxTranslation& t, const std::string& hint,
+                       const std::vector<int64_t>& values);
+void checkDecomposedResult(OnnxTranslation& t, const OnnxNode& node, const ir::Value* result);
+
 // Builds one IR op of `kind` from the node's outputs after checking operand and result
 // counts against the IR op and its type rule against ONNX's inferred types.
 std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpKind kind,

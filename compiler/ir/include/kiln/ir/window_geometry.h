@@ -26,4 +26,14 @@ struct WindowGeometry {
 WindowGeometry computeWindowGeometry(const Shape& inputSpatial, std::vector<int64_t> kernel,
                                      const AttributeMap& attrs, bool allowCeilMode);
 
+// ConvTranspose: the same fields plus output_padding; `output` is the result's spatial size
+// and `pads` what is cropped from the full result (begin..., end...). Reads auto_pad,
+// strides, dilations, pads, output_padding and output_shape. Throws CompileError.
+struct ConvTransposeGeometry : WindowGeometry {
+  std::vector<int64_t> outputPadding;
+};
+ConvTransposeGeometry computeConvTransposeGeometry(const Shape& inputSpatial,
+                                                   std::vector<int64_t> kernel,
+                                                   const AttributeMap& attrs);
+
 }  // namespace kiln::ir

@@ -107,11 +107,19 @@ enum class KernelKind : uint8_t {
   Pad,          // inputs: X; output: padded shape
   Split,        // inputs: X; outputs: `output` then `extraOutputs`, consecutive along `axis`
   Tile,         // inputs: X; output: X repeated (output dim = a multiple of the input dim)
+  ConvTranspose,  // inputs: X[N,C,(D,)H,W], W[C,OC/g,(KD,)KH,KW], optional B[OC];
+                  //   output [N,OC,(OD,)OH,OW]; strides, dilations, pads (cropped), groups
+  LayerNorm,      // inputs: X, scale, optional B (broadcast to X's dims from `axis` on)
+  InstanceNorm,   // inputs: X[N,C,...], scale[C], B[C]
+  Lrn,            // inputs: X[N,C,...]; lrnSize, alpha, beta, lrnBias
+  ArgReduce,      // inputs: X; output I64: index of the max (`largest`) or min along `axis`
+  TopK,           // inputs: X; outputs: values (`output`), I64 indices (extraOutputs[0]),
+                  //   k = output.shape[axis]
   Quantized,  // integer ops with TFLite semantics: `quant` (quant_desc.h)
 };
 
 enum class PoolKind : uint8_t { Max, Average };
-enum class ReduceKind : uint8_t { Sum, Mean, Max, Min };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 enum class PadMode : uint8_t { Constant, Reflect, Edge };
 
 struct KernelDesc {
@@ -149,6 +157,14 @@ struct KernelDesc {
   // Softmax / Concat / Gather / Split: the axis (non-negative)
   int64_t axis = 0;
   bool logSoftmax = false;
+
+  // LayerNorm / InstanceNorm: epsilon. Lrn: window size and bias (alpha, beta above).
+  float epsilon = 1e-5f;
+  int64_t lrnSize = 1;
+  float lrnBias = 1.0f;
+  // ArgReduce / TopK: largest (ArgMax, TopK largest = 1) or smallest; ArgReduce ties.
+  bool largest = true;
+  bool selectLastIndex = false;
 
   std::vector<int64_t> perm;    // Transpose
   std::vector<int64_t> starts;  // Slice: first element per input axis; Pad: pads before

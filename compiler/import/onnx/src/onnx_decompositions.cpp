@@ -1,0 +1,124 @@
+// ONNX ops that kiln imports as a few IR ops rather than one: DepthToSpace and SpaceToDepth
+// (Reshape -> Transpose -> Reshape, as the ONNX specification defines them), and TopK, whose
+// K must be known when compiling. The helpers build the intermediate IR ops with their types
+// from the IR's rules; the last op takes the ONNX output's name.
+#include "kiln/ir/constant_data.h"
+#include "kiln/ir/op_rules.h"
+#include "kiln/support/diagnostics.h"
+#include "onnx_translators.h"
+
+namespace kiln::import::detail {
+
+using ir::DType;
+using ir::TensorType;
+
+ir::Value* buildOp(OnnxTranslation& t, const OnnxNode& node, ir::OpKind kind,
+                   std::vector<ir::Value*> operands, ir::AttributeMap attrs,
+                   const std::string& name) {
+  ir::RuleResult inferred;
+  try {
+    inferred = ir::inferResultTypes(ir::RuleInput{kind, operands, attrs, 1});
+  } catch (const CompileError& error) {
+    t.fail(node, error.what());
+  }
+  KILN_ASSERT(inferred.types.at(0), "decomposition op without a static type");
+  ir::Op* op = t.graph.createOp(kind, std::move(operands), {*inferred.types[0]}, std::move(attrs),
+                                ir::SourceInfo{node.name, node.opType}, nullptr, {name});
+  return op->result(0);
+}
+
+ir::Value* constantI64(OnnxTranslation& t, const std::string& hint,
+                       const std::vector<int64_t>& values) {
+  TensorType type(DType::I64, {static_cast<int64_t>(values.size())});
+  return t.graph.addConstant(t.graph.uniqueName(hint), type,
+                             ir::makeConstantBytesInt(type, values));
+}
+
+void checkDecomposedResult(OnnxTranslation& t, const OnnxNode& node, const ir::Value* result) {
+  const std::optional<TensorType>& onnx = node.outputTypes.at(0);
+  if (onnx && !result->type().sameShapeAndDType(*onnx)) {
+    t.fail(node, "kiln computes " + result->type().toString() + " for output '" +
+                     node.outputNames.at(0) + "' but ONNX shape inference gives " +
+                     onnx->toString());
+  }
+}
+
+namespace {
+
+// x [N, C, H, W] with its blocksize checked; `what` names the divisibility requirement.
+int64_t blockSizeOf(OnnxTranslation& t, const OnnxNode& node) {
+  if (!node.attrs.has("blocksize")) t.fail(node, "attribute 'blocksize' is required");
+  int64_t block = node.attrs.getInt("blocksize");
+  if (block < 1) t.fail(node, "blocksize must be positive, it is " + std::to_string(block));
+  const ir::Value* x = node.inputs.at(0);
+  if (!x || x->type().rank() != 4)
+    t.fail(node, "input must have rank 4 (N x C x H x W), it has shape " +
+                     (x ? ir::shapeToString(x->shape()) : std::string("none")));
+  return block;
+}
+
+ir::Value* reshapeTransposeReshape(OnnxTranslation& t, const OnnxNode& node,
+                                   const std::vector<int64_t>& first,
+                                   const std::vector<int64_t>& perm,
+                                   const std::vector<int64_t>& last) {
+  const std::string& out = node.outputNames.at(0);
+  ir::Value* x = buildOp(t, node, ir::OpKind::Reshape,
+                         {node.inputs[0], constantI64(t, out + ".blocks", first)});
+  ir::AttributeMap attrs;
+  attrs.set("perm", perm);
+  x = buildOp(t, node, ir::OpKind::Transpose, {x}, attrs);
+  x = buildOp(t, node, ir::OpKind::Reshape, {x, constantI64(t, out + ".shape", last)}, {}, out);
+  checkDecomposedResult(t, node, x);
+  return x;
+}
+
+}  // namespace
+
+std::vector<ir::Value*> translateDepthToSpace(OnnxTranslation& t, const OnnxNode& node,
+                                              std::optional<ir::OpKind>) {
+  int64_t b = blockSizeOf(t, node);
+  const ir::Shape& s = node.inputs[0]->shape();
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (c % (b * b) != 0)
+    t.fail(node, "channels " + std::to_string(c) + " are not a multiple of blocksize^2 = " +
+                     std::to_string(b * b));
+  std::string mode = node.attrs.getString("mode", "DCR");
+  std::vector<int64_t> last = {n, c / (b * b), h * b, w * b};
+  if (mode == "DCR")
+    return {reshapeTransposeReshape(t, node, {n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2},
+                                    last)};
+  if (mode == "CRD")
+    return {reshapeTransposeReshape(t, node, {n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                                    last)};
+  t.fail(node, "mode '" + mode + "' is not DCR or CRD");
+}
+
+std::vector<ir::Value*> translateSpaceToDepth(OnnxTranslation& t, const OnnxNode& node,
+                                              std::optional<ir::OpKind>) {
+  int64_t b = blockSizeOf(t, node);
+  const ir::Shape& s = node.inputs[0]->shape();
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (h % b != 0 || w % b != 0)
+    t.fail(node, "height " + std::to_string(h) + " and width " + std::to_string(w) +
+                     " must be multiples of blocksize " + std::to_string(b));
+  return {reshapeTransposeReshape(t, node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+                                  {n, c * b * b, h / b, w / b})};
+}
+
+// TopK: K must be a constant (or computed from static shapes); a K known only at run time
+// gives a data-dependent output shape.
+std::vector<ir::Value*> translateTopK(OnnxTranslation& t, const OnnxNode& node,
+                                      std::optional<ir::OpKind> kind) {
+  for (const auto& [name, type] : node.otherAttrs)
+    t.fail(node, "attribute '" + name + "' of type " + type + " is not supported");
+  std::vector<ir::Value*> operands = node.inputs;
+  ir::Value* k = operands.size() > 1 ? operands[1] : nullptr;
+  if (k && !k->isConstant() && !t.shapeValues.get(k)) {
+    t.fail(node, "K ('" + k->name() +
+                     "') is known only at run time, so the output shape depends on the data; "
+                     "kiln needs static shapes: make K a constant (an initializer) in the model");
+  }
+  return emitOp(t, node, *kind, std::move(operands), node.attrs);
+}
+
+}  // namespace kiln::import::detail
