@@ -52,6 +52,10 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
   }
 
   ir::DispatchGraph dg = formDispatches(std::move(graph));
+  if (options.fusion) {
+    fuseElementwise(dg);
+    fuseGemmChains(dg);
+  }
   scheduleDispatches(dg);
   MemoryPlanOptions memoryOptions;
   memoryOptions.inPlace = options.inPlace;

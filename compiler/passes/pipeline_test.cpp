@@ -46,6 +46,7 @@ TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
   PipelineOptions options;
   options.verifyBetweenPasses = true;
   options.inPlace = true;
+  options.fusion = false;  // one op per dispatch (fuse_elementwise_test covers fusion)
   ir::DispatchGraph dg = compileGraph(testing::parseVerified(kTorchStyle), options);
   // BatchNorm (epsilon 0, var 1) scales channel 0 by 1 and channel 1 by 2: weights 0.5 and
   // 1.0 (0x3f000000, 0x3f800000), bias = BN bias.
@@ -72,12 +73,14 @@ TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
 
 TEST(Pipeline, InPlaceByDefaultAndOptional) {
   // Default: the Relu writes over the conv output, which dies there (one 128-byte buffer).
-  ir::DispatchGraph inPlace = compileGraph(testing::parseVerified(kTorchStyle));
+  PipelineOptions unfused;
+  unfused.fusion = false;  // the Relu in its own dispatch
+  ir::DispatchGraph inPlace = compileGraph(testing::parseVerified(kTorchStyle), unfused);
   ASSERT_EQ(inPlace.dispatches.size(), 3u);
   EXPECT_EQ(inPlace.dispatches[1].aliases.size(), 1u);
   EXPECT_EQ(inPlace.arenaSize, 128u);
   // Off: conv and relu outputs (128 bytes each) side by side, no aliasing anywhere.
-  PipelineOptions options;
+  PipelineOptions options = unfused;
   options.inPlace = false;
   ir::DispatchGraph separate = compileGraph(testing::parseVerified(kTorchStyle), options);
   for (const ir::Dispatch& d : separate.dispatches) EXPECT_TRUE(d.aliases.empty()) << d.name;
@@ -89,6 +92,7 @@ TEST(Pipeline, PrintIrAfterAll) {
   PipelineOptions options;
   options.printIrAfterAll = true;
   options.printTo = &out;
+  options.fusion = false;
   compileGraph(testing::parseVerified(kTorchStyle), options);
   std::string text = out.str();
   size_t pos = 0;

@@ -163,7 +163,8 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
   };
   for (ir::Dispatch& d : dg.dispatches) {
     if (!options.inPlace) break;
-    if (!d.root->info().hasTrait(ir::kElementwise) || !d.fused.empty() || d.root->numResults() != 1)
+    // (A fused chain over an elementwise root is still one elementwise loop.)
+    if (!d.root->info().hasTrait(ir::kElementwise) || d.root->numResults() != 1)
       continue;
     uint32_t writeIndex = uint32_t(d.bindings.size() - 1);
     const ir::Value* result = d.bindings[writeIndex].value;

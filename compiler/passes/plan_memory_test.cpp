@@ -17,6 +17,7 @@ using testing::parseVerified;
 ir::DispatchGraph plan(const std::string& text, bool inPlace = false) {
   PipelineOptions options;
   options.inPlace = inPlace;
+  options.fusion = false;  // one op per dispatch: these tests are about the planner
   return compileGraph(parseVerified(text), options);
 }
 
@@ -230,6 +231,7 @@ namespace {
 ir::DispatchGraph planText(const std::string& text, bool inPlace = true) {
   PipelineOptions options;
   options.inPlace = inPlace;
+  options.fusion = false;  // one op per dispatch: these tests are about the planner
   return compileGraph(testing::parseVerified(text), options);
 }
 

@@ -205,6 +205,8 @@ TEST(CliErrors, Compile) {
               "unsupported --target-triple 'sparc-foo': kiln generates code for x86_64, aarch64, "
               "riscv64, riscv32 and arm/thumb");
   expectError({"compile", model, "-o", model}, "the output would overwrite the model '" + model + "'");
+  expectError({"compile", model, "-o", out, "--fusion=all"},
+              "unknown --fusion 'all' (expected elementwise or none)");
 }
 
 }  // namespace

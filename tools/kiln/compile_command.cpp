@@ -1,5 +1,6 @@
 // `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]... [--strip]
-// [--external-constants=FILE] [--print-ir-after-all]`: a thin main over kiln::driver.
+// [--external-constants=FILE] [--fusion=MODE] [--print-ir-after-all]`: a thin main over
+// kiln::driver.
 #include <cstdio>
 #include <iostream>
 
@@ -30,6 +31,10 @@ int runCompile(const ParsedArgs& args) {
   options.outputFormat =
       driver::parseOutputFormat(args.value("output-format").value_or("artifact"));
   options.name = args.value("name").value_or("");
+  std::string fusion = args.value("fusion").value_or("elementwise");
+  if (fusion != "elementwise" && fusion != "none")
+    throw CliError("unknown --fusion '" + fusion + "' (expected elementwise or none)");
+  options.fusion = fusion == "elementwise";
   options.printIrAfterAll = args.flag("print-ir-after-all");
   options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
@@ -81,6 +86,9 @@ const Command& compileCommand() {
        {"output-format", FlagKind::Value, "FORMAT",
         "artifact (default), or static-lib: OUT.o + OUT.h for a microcontroller firmware"},
        {"name", FlagKind::Value, "NAME", "symbol prefix of a static library (default: from -o)"},
+       {"fusion", FlagKind::Value, "MODE",
+        "elementwise (default): fuse elementwise ops into their producer; none: one op per "
+        "dispatch"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

@@ -104,6 +104,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   // 2. passes
   passes::PipelineOptions pipelineOptions;
   pipelineOptions.printIrAfterAll = options.printIrAfterAll;
+  pipelineOptions.fusion = options.fusion;
   pipelineOptions.printTo = options.irStream;
   ir::DispatchGraph dispatchGraph = passes::compileGraph(std::move(graph), pipelineOptions);
 

@@ -77,7 +77,9 @@ std::string printDispatchGraph(const DispatchGraph& graph) {
     switch (step.kind) {
       case StepKind::Dispatch: {
         const Dispatch& d = graph.dispatches[step.dispatch];
-        out << "  dispatch " << d.id << " " << d.root->kindName() << " \"" << d.name << "\"";
+        out << "  dispatch " << d.id << " " << d.root->kindName();
+        for (const Op* op : d.fused) out << "+" << op->kindName();
+        out << " \"" << d.name << "\"";
         for (const Binding& b : d.bindings) {
           out << (b.operandIndex >= 0 ? " in " : " out ") << valueRef(b.value->name()) << "="
               << bufferRefToString(b.ref);

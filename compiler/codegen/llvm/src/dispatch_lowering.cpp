@@ -371,7 +371,6 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
 
 KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
   const ir::Op& op = *dispatch.root;
-  if (!dispatch.fused.empty()) unsupported(op, "fused dispatches are not supported yet");
   KernelDesc d;
   d.name = dispatch.name;
   d.bindingsMayAlias = !dispatch.aliases.empty();
@@ -379,7 +378,7 @@ KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
   for (const ir::Binding& binding : dispatch.bindings) {
     if (binding.resultIndex >= 0) {
       results.push_back(&binding);
-    } else {
+    } else if (binding.fusedOp < 0) {  // fused ops' operands: lowerFusedChain
       d.inputs.push_back(toBuffer(op, *binding.value));
     }
   }
@@ -390,6 +389,7 @@ KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
   for (size_t i = 1; i < results.size(); ++i)
     d.extraOutputs.push_back(toBuffer(op, *results[i]->value));
   lowerRoot(op, d);
+  lowerFusedChain(dispatch, d);
   return d;
 }
 

@@ -5,6 +5,7 @@
 // inner loop has no bounds checks and vectorises. A tiled, weight-packed kernel replaces this
 // later.
 #include "emitters.h"
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 #include "window_columns.h"
 
@@ -27,11 +28,12 @@ uint32_t emitConv(KernelBuilder& kb) {
   const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
   const int64_t padTop = d.pads[0], padLeft = d.pads[1];
   const int64_t sd = d.depthStride, dd = d.depthDilation, padFront = d.depthPadBegin;
-  const bool hasBias = d.inputs.size() > 2;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
   const ElemType f32 = ElemType::F32;
 
   const int64_t rows = ys[0] * OC * OD * OH;
+  FusedEpilogue epilogue(kb);
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     std::vector<llvm::Value*> c = kb.decompose(row, {ys[0], OC, OD, OH});
     llvm::Value *n = c[0], *oc = c[1], *od = c[2], *oh = c[3];
@@ -75,12 +77,7 @@ uint32_t emitConv(KernelBuilder& kb) {
         });
       });
     });
-    if (d.epilogue.act != Activation::None) {
-      kb.forRange(0, OW, [&](llvm::Value* ow) {
-        llvm::Value* at = b.CreateAdd(rowBase, ow);
-        kb.store(out, f32, at, kb.applyEpilogue(d.epilogue, kb.load(out, f32, at)));
-      });
-    }
+    epilogue.applyToRow(rowBase, OW);
   });
   return workgroupsFor(rows, OW * CG * KD * KH * KW);
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "emitters.h"
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
@@ -114,13 +115,14 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
     ow += lanes;
   }
 
-  const bool hasBias = d.inputs.size() > 2;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
   const ElemType f32 = ElemType::F32;
   const int64_t filterSize = s.CG * s.KD * s.KH * s.KW;
   const int64_t blocks = s.OC / OCB;
   const int64_t rows = s.N * blocks * s.OD * s.OH;
   llvm::Type* floatTy = b.getFloatTy();
+  FusedEpilogue epilogue(kb);
 
   // Accumulator slots (promoted to registers): OCB x maxU vectors of the widest tile.
   std::vector<std::vector<llvm::Value*>> slots(OCB);
@@ -272,14 +274,9 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
       });
     }
 
-    if (d.epilogue.act != Activation::None) {
-      for (int64_t o = 0; o < OCB; ++o) {
-        kb.forRange(0, s.OW, [&](llvm::Value* col) {
-          llvm::Value* at = b.CreateAdd(rowBase[o], col);
-          kb.store(out, f32, at, kb.applyEpilogue(d.epilogue, kb.load(out, f32, at)));
-        });
-      }
-    }
+    // The epilogue runs over each finished row while it is still in L1 (a loop the
+    // vectoriser widens).
+    for (int64_t o = 0; o < OCB; ++o) epilogue.applyToRow(rowBase[o], s.OW);
   });
   workgroups = workgroupsFor(rows, OCB * s.OW * filterSize);
   return true;

@@ -3,11 +3,13 @@
 // Plain form: each workgroup item is one output row; the row is accumulated in place as
 // row += A[m, k] * B[k, :], which vectorises over the columns. Tiling comes later.
 #include "emitters.h"
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
 
 uint32_t emitMatMul(KernelBuilder& kb) {
+  if (kb.desc().tailB >= 0) return emitMatMulChain(kb);
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
   const ElemType f32 = ElemType::F32;
@@ -17,7 +19,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   const size_t rank = ys.size();
   const int64_t M = ys[rank - 2], N = ys[rank - 1];
   const int64_t K = d.transA ? as[as.size() - 2] : as.back();
-  const bool hasBias = d.inputs.size() > 2;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
 
   // Batch axes of the output, and each operand's stride per batch axis (0 = broadcast).
@@ -39,6 +41,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   int64_t batches = 1;
   for (int64_t e : batchShape) batches *= e;
   const int64_t rows = batches * M;
+  FusedEpilogue epilogue(kb);
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     llvm::Value* batch = b.CreateUDiv(row, kb.index(M));
     llvm::Value* m = b.CreateURem(row, kb.index(M));
@@ -60,7 +63,8 @@ uint32_t emitMatMul(KernelBuilder& kb) {
       });
     });
     bool scaled = d.alpha != 1.0f;
-    if (scaled || hasBias || d.epilogue.act != Activation::None) {
+    if (scaled || hasBias || !epilogue.empty()) {
+      epilogue.beginRow(rowBase);
       std::vector<llvm::Value*> coords = batchCoords;
       coords.push_back(m);
       kb.forRange(0, N, [&](llvm::Value* n) {
@@ -74,7 +78,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
           if (d.beta != 1.0f) c = b.CreateFMul(c, kb.f32(d.beta));
           v = b.CreateFAdd(v, c);
         }
-        kb.store(out, f32, at, kb.applyEpilogue(d.epilogue, v));
+        kb.store(out, f32, at, epilogue.apply(v, n));
       });
     }
   });

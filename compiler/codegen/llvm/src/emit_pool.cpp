@@ -3,6 +3,7 @@
 // one output row, combined in place tap by tap over the columns whose input is inside the
 // image; the average divides by the number of taps counted (padding included or not).
 #include "emitters.h"
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 #include "window_columns.h"
 
@@ -45,6 +46,7 @@ uint32_t emitPool(KernelBuilder& kb) {
   const unsigned out = kb.outputBinding();
 
   const int64_t rows = ys[0] * ys[1] * OD * OH;
+  FusedEpilogue epilogue(kb);
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     std::vector<llvm::Value*> c = kb.decompose(row, {ys[0] * ys[1], OD, OH});
     llvm::Value *plane = c[0], *od = c[1], *oh = c[2];  // plane = n * C + c
@@ -94,6 +96,7 @@ uint32_t emitPool(KernelBuilder& kb) {
         kb.store(out, f32, at, b.CreateFDiv(kb.load(out, f32, at), divisor));
       });
     }
+    epilogue.applyToRow(rowBase, OW);
   });
   return workgroupsFor(rows, OW * KD * KH * KW);
 }

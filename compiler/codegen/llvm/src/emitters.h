@@ -16,6 +16,7 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled
 uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp
+uint32_t emitMatMulChain(KernelBuilder& kb);  // emit_matmul_chain.cpp (KernelDesc::tailB)
 uint32_t emitSoftmax(KernelBuilder& kb);                      // emit_reduce.cpp
 uint32_t emitTranspose(KernelBuilder& kb);                    // emit_data_movement.cpp
 uint32_t emitConcat(KernelBuilder& kb);                       // emit_data_movement.cpp

@@ -120,6 +120,13 @@ void printList(std::ostream& os, const char* label, const std::vector<int64_t>& 
   os << ']';
 }
 
+void printExpr(std::ostream& os, const ElementwiseExpr& expr) {
+  for (const ExprNode& n : expr.nodes) {
+    os << " {" << static_cast<int>(n.op) << ' ' << static_cast<int>(n.type) << ' ' << n.a << ' '
+       << n.b << ' ' << n.c << ' ' << n.input << ' ' << n.alpha << ' ' << n.beta << '}';
+  }
+}
+
 void printBuffer(std::ostream& os, const BufferDesc& buffer) {
   os << elemTypeName(buffer.type);
   printList(os, "", buffer.shape);
@@ -137,10 +144,7 @@ std::string KernelDesc::key() const {
   for (const BufferDesc& extra : extraOutputs) os << ' ', printBuffer(os, extra);
   switch (kind) {
     case KernelKind::Elementwise:
-      for (const ExprNode& n : expr.nodes) {
-        os << " {" << static_cast<int>(n.op) << ' ' << static_cast<int>(n.type) << ' ' << n.a << ' '
-           << n.b << ' ' << n.c << ' ' << n.input << ' ' << n.alpha << ' ' << n.beta << '}';
-      }
+      printExpr(os, expr);
       break;
     case KernelKind::Conv:
     case KernelKind::Pool:
@@ -154,6 +158,10 @@ std::string KernelDesc::key() const {
     case KernelKind::MatMul:
       os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '
          << epilogue.beta << " t" << transA << transB << " ab" << alpha << ' ' << beta;
+      printList(os, " chain", epilogue.shape);
+      printExpr(os, epilogue.chain);
+      os << " chainInputs" << epilogue.inputCount << " tail" << tailB << ',' << tailBias << ','
+         << tailTransB << ',' << tailAlpha << ',' << tailBeta;
       break;
     case KernelKind::Reduce:
       os << " r" << static_cast<int>(reduceKind);

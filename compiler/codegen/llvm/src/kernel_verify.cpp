@@ -65,7 +65,9 @@ class Checker {
     }
   }
   void inputCount(size_t lo, size_t hi) const {
-    require(d_.inputs.size() >= lo && d_.inputs.size() <= hi, "wrong number of inputs");
+    size_t n = d_.inputs.size() - d_.epilogue.inputCount;  // the fused chain's come last
+    require(d_.epilogue.inputCount <= d_.inputs.size() && n >= lo && n <= hi,
+            "wrong number of inputs");
   }
   void rank(const BufferDesc& b, size_t r, const char* which) const {
     require(b.shape.size() == r, std::string(which) + " must have rank " + std::to_string(r));
@@ -117,7 +119,8 @@ void verifyKernel(const KernelDesc& d) {
       c.require(d.groups > 0 && x[1] == w[1] * d.groups && w[0] % d.groups == 0,
                 "channels do not match groups");
       c.require(d.output.shape[1] == w[0], "output channels do not match W");
-      if (d.inputs.size() == 3) c.require(d.inputs[2].elementCount() == w[0], "bias size");
+      if (d.inputs.size() - d.epilogue.inputCount == 3)  // fused-chain inputs come after
+        c.require(d.inputs[2].elementCount() == w[0], "bias size");
       break;
     }
     case KernelKind::MatMul: {

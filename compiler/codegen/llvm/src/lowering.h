@@ -23,4 +23,9 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc);
 // false if the op is not one of them.
 bool lowerQuantized(const ir::Op& op, KernelDesc& desc);
 
+// lower_fused.cpp: lowers dispatch.fused (after the root, with d.inputs = the root's inputs):
+// appends the fused operands to d.inputs and extends d.expr (elementwise root) or fills
+// d.epilogue's chain (other roots).
+void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d);
+
 }  // namespace kiln::codegen::detail

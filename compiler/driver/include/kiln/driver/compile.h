@@ -35,6 +35,8 @@ struct CompileOptions {
   // --name: C identifier that prefixes the static library's symbols (PREFIX_kernels,
   // PREFIX_artifact, ...). Empty: derived from the output file name.
   std::string name;
+  // --fusion=none: one op per dispatch (no elementwise fusion), for debugging.
+  bool fusion = true;
   // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
   // after the TFLite tensor, to compare intermediate results layer by layer.
   bool debugOutputs = false;

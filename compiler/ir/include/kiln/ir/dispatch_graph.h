@@ -1,17 +1,23 @@
 // The dispatch graph: what the passes hand to codegen and to the artifact writer.
 //
-// Each Dispatch becomes one kernel (one LLVM function): a root op (plus fused ops, empty
-// until the fusion issue) and its bindings — byte ranges in one of four memory spaces, in a
-// fixed order. Steps are the command stream: DISPATCH / COPY / FILL grouped into stages; all
-// steps of one stage are mutually independent and a barrier separates consecutive stages.
+// Each Dispatch becomes one kernel (one LLVM function): a root op plus a chain of fused
+// elementwise ops applied to its result, and its bindings — byte ranges in one of four memory
+// spaces, in a fixed order. Steps are the command stream: DISPATCH / COPY / FILL grouped into
+// stages; all steps of one stage are mutually independent and a barrier separates consecutive
+// stages.
 //
 // Binding order (fixed, codegen relies on it): the root op's operands in operand order,
 // skipping absent optional operands and static operands (OpInfo::isStaticOperand: shapes,
-// axes, pads... that codegen reads from the IR constants), then the root op's results in
-// order. Each binding carries the IR value, so codegen reads dtype and shape from
+// axes, pads... that codegen reads from the IR constants); then, for a fused dispatch, the
+// extra operands of the fused ops (fused[0]'s operands in operand order, then fused[1]'s...,
+// skipping the chain value itself, absent and static operands; Binding::fusedOp says which
+// fused op); then the results: the root op's results in order, or for a fused dispatch the
+// single result of the last fused op (the chain's intermediate values are never stored).
+// Each binding carries the IR value, so codegen reads dtype and shape from
 // binding.value->type() and the op's attributes from root->attrs().
 //
-// Produced by passes/: formDispatches (dispatches, views, copies), scheduleDispatches
+// Produced by passes/: formDispatches (dispatches, views, copies), fuseElementwise and
+// fuseGemmChains (fused chains), scheduleDispatches
 // (stages, steps) and planMemory (BufferRefs, arena size, constants layout, aliases).
 #pragma once
 
@@ -49,15 +55,20 @@ struct Binding {
   const Value* value = nullptr;  // the bound IR value: its type() is the binding's tensor type
   uint8_t access = kRead;        // Access bits
   BufferRef ref;                 // filled by planMemory
-  int operandIndex = -1;         // root operand index, or -1 for a result
-  int resultIndex = -1;          // root result index, or -1 for an operand
+  int operandIndex = -1;         // root operand index, or -1 for a result or a fused operand
+  int resultIndex = -1;          // result index (the chain's result: 0), or -1 for an operand
+  int fusedOp = -1;              // extra operand of fused[fusedOp], else -1
 };
 
 struct Dispatch {
   uint32_t id = 0;   // index in DispatchGraph::dispatches
   std::string name;  // for DEBUG and traces: the source node's name, else "<Kind>_<id>"
   const Op* root = nullptr;
-  std::vector<const Op*> fused;  // fused elementwise ops (empty until the fusion issue)
+  // Fused ops, in order: fused[0] consumes the root's result, fused[i] the result of
+  // fused[i - 1] (each of those values has no other use). Elementwise ops (fuseElementwise);
+  // over a Gemm/MatMul root the last one may be a second Gemm/MatMul reading the chain value
+  // as its A operand (fuseGemmChains).
+  std::vector<const Op*> fused;
   std::vector<Binding> bindings;
   // Pairs (read binding, write binding) whose bytes coincide: the result is written in place
   // over an operand that dies here. Codegen must not mark these two pointers noalias.

@@ -36,6 +36,17 @@ bool foldBatchNorm(ir::Graph& graph);
 // Throws CompileError if a static operand is still not a constant.
 ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph);
 
+// fuse_elementwise.cpp: moves elementwise consumers (activations, bias/scale, residual
+// Add...) into the dispatch of their producer (Conv, Gemm/MatMul, pools, elementwise ops)
+// when the producer's result has no other use; the fused ops' other operands become extra
+// bindings. Runs after formDispatches, before scheduleDispatches.
+void fuseElementwise(ir::DispatchGraph& graph);
+
+// fuse_gemm_chain.cpp: a Gemm/MatMul with constant weights whose input is the result of
+// another (fused) Gemm/MatMul joins that dispatch (an MLP head in one kernel). After
+// fuseElementwise.
+void fuseGemmChains(ir::DispatchGraph& graph);
+
 // schedule.cpp: stages (a dispatch goes in the stage after its last producer), dispatches
 // reordered by (stage, topological order), the step list with a barrier between stages.
 void scheduleDispatches(ir::DispatchGraph& graph);

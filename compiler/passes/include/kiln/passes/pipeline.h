@@ -19,6 +19,8 @@ struct PipelineOptions {
   std::ostream* printTo = nullptr;  // nullptr: std::cerr
   // In-place elementwise writes (see MemoryPlanOptions::inPlace in passes.h).
   bool inPlace = true;
+  // Elementwise fusion (fuseElementwise); off = one op per dispatch (--fusion=none).
+  bool fusion = true;
   // Run the IR verifier after every graph pass. On by default in debug builds (!NDEBUG).
 #ifdef NDEBUG
   bool verifyBetweenPasses = false;

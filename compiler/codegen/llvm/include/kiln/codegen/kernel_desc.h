@@ -31,6 +31,7 @@ struct BufferDesc {
 enum class ExprOp : uint8_t {
   Input,     // value of input `input`, broadcast (numpy rules) to the output shape
   Constant,  // `alpha`
+  Result,    // epilogue chains only: the root's value at this output element
   // unary
   Neg,
   Abs,
@@ -84,11 +85,19 @@ struct ElementwiseExpr {
   int32_t addWhere(int32_t cond, int32_t a, int32_t b);
 };
 
-// Activation applied to a conv/matmul result before it is stored (a fused epilogue).
+// Applied to a conv/matmul/pool result before it is stored (a fused epilogue): first `act`,
+// then `chain` (fused elementwise ops: its Result node is the value so far, its Input nodes
+// read kernel inputs broadcast to `shape`; the last `inputCount` kernel inputs are read by the
+// chain only). See fused_epilogue.h.
 enum class Activation : uint8_t { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh };
 struct Epilogue {
   Activation act = Activation::None;
   float alpha = 0, beta = 0;  // Clip: [alpha, beta]; LeakyRelu: slope alpha
+  ElementwiseExpr chain;      // empty: no fused chain
+  uint32_t inputCount = 0;
+  // The output's shape as the chain sees it (the IR's: a 1-D conv keeps rank 3 here, while
+  // `output` is [N, C, 1, W]); same elements in the same order as `output`.
+  std::vector<int64_t> shape;
 };
 
 // ---- Op families --------------------------------------------------------------------------
@@ -149,6 +158,13 @@ struct KernelDesc {
   // MatMul / Gemm: Y = alpha * op(A) op(B) + beta * C
   bool transA = false, transB = false;
   float alpha = 1.0f, beta = 1.0f;
+  // MatMul with a fused second product (an MLP head, emit_matmul_chain.cpp): each row H of
+  // the first product, after the epilogue, becomes output row tailAlpha * H op(inputs[tailB])
+  // + tailBeta * inputs[tailBias] (tailBias -1: none). A, B are rank 2; `output` is the
+  // second product's result.
+  int32_t tailB = -1, tailBias = -1;
+  bool tailTransB = false;
+  float tailAlpha = 1.0f, tailBeta = 1.0f;
 
   // Reduce
   ReduceKind reduceKind = ReduceKind::Sum;

@@ -1,0 +1,180 @@
+// Elementwise fusion: puts elementwise consumers into the dispatch of their producer.
+// A dispatch C whose root is a fusable elementwise op (activations, Clip, arithmetic with a
+// constant or a second tensor such as a residual Add/Sum, per-channel Mul/Add left by
+// BatchNorm folding...) joins the dispatch P producing one of its operands when
+//  - that operand is P's only result, is used once (by C's root, in one operand slot), is not a
+//    graph output and not read through a view: its value then never needs memory;
+//  - P's root is a fusable producer (Conv, Gemm, MatMul, MaxPool, AveragePool, or an f32
+//    elementwise op; P may already carry a fused chain), and every tensor is f32;
+//  - C's result has the chain value's shape (the kernel's iteration space does not grow) and
+//    the fused dispatch stays within the binding limit.
+// The chain operand is taken from the latest producer among C's operands, so every other
+// operand of C is produced before P runs and the dispatch list stays topologically ordered.
+// The fused op's other operands become extra read bindings of P (order in dispatch_graph.h),
+// P's write binding becomes C's result and C disappears. A chain of elementwise ops over an
+// elementwise producer is one loop kernel. Runs between formDispatches and
+// scheduleDispatches; planMemory then sees the fused dispatch's real reads and writes only.
+#include <algorithm>
+
+#include "kiln/passes/passes.h"
+#include "kiln/support/diagnostics.h"
+
+namespace kiln::passes {
+namespace {
+
+using ir::OpKind;
+
+constexpr size_t kMaxBindings = 32;  // KILN_MAX_BINDINGS
+
+bool allF32(const ir::Op& op) {
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    const ir::Value* v = op.operand(i);
+    if (v && !op.info().isStaticOperand(i) && v->dtype() != ir::DType::F32) return false;
+  }
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (op.result(i)->dtype() != ir::DType::F32) return false;
+  return true;
+}
+
+// Elementwise ops that may be fused as consumers (the code generator evaluates them per
+// element in f32).
+bool isFusableConsumer(const ir::Op& op) {
+  switch (op.kind()) {
+    case OpKind::Relu:
+    case OpKind::Clip:
+    case OpKind::LeakyRelu:
+    case OpKind::Sigmoid:
+    case OpKind::Tanh:
+    case OpKind::HardSwish:
+    case OpKind::HardSigmoid:
+    case OpKind::Gelu:
+    case OpKind::Erf:
+    case OpKind::Elu:
+    case OpKind::Selu:
+    case OpKind::Softplus:
+    case OpKind::Softsign:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Neg:
+    case OpKind::Abs:
+    case OpKind::Sqrt:
+    case OpKind::Reciprocal:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::PRelu:
+    case OpKind::Pow:
+      return op.numResults() == 1 && allF32(op);
+    default:
+      return false;
+  }
+}
+
+bool isFusableProducer(const ir::Op& op) {
+  if (op.numResults() != 1 || !allF32(op)) return false;
+  switch (op.kind()) {
+    case OpKind::Conv:
+    case OpKind::Gemm:
+    case OpKind::MatMul:
+    case OpKind::MaxPool:
+    case OpKind::AveragePool:
+      return true;
+    default:
+      return isFusableConsumer(op);  // an elementwise root: the chain extends its expression
+  }
+}
+
+// The write binding of a dispatch with one result, or -1.
+int singleWrite(const ir::Dispatch& d) {
+  int found = -1;
+  for (size_t i = 0; i < d.bindings.size(); ++i) {
+    if (!(d.bindings[i].access & ir::kWrite)) continue;
+    if (found >= 0) return -1;
+    found = int(i);
+  }
+  return found;
+}
+
+}  // namespace
+
+void fuseElementwise(ir::DispatchGraph& dg) {
+  const ir::Graph& graph = *dg.graph;
+  // The live dispatch that writes each value (dispatch index), and whether a dispatch has been
+  // fused into another.
+  std::unordered_map<const ir::Value*, size_t> writer;
+  for (size_t i = 0; i < dg.dispatches.size(); ++i)
+    for (const ir::Binding& b : dg.dispatches[i].bindings)
+      if (b.access & ir::kWrite) writer[b.value] = i;
+  std::vector<bool> dead(dg.dispatches.size(), false);
+  auto isOutput = [&](const ir::Value* v) {
+    for (const ir::GraphOutput& out : graph.outputs())
+      if (out.value == v) return true;
+    return false;
+  };
+
+  for (size_t c = 0; c < dg.dispatches.size(); ++c) {
+    ir::Dispatch& consumer = dg.dispatches[c];
+    const ir::Op& op = *consumer.root;
+    if (!consumer.fused.empty() || !isFusableConsumer(op)) continue;
+    // The chain operand: the operand written by the latest live dispatch.
+    int chainOperand = -1;
+    size_t producerIndex = 0;
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      const ir::Value* v = op.operand(i);
+      if (!v || op.info().isStaticOperand(i)) continue;
+      auto it = writer.find(v);
+      if (it == writer.end() || dead[it->second]) continue;
+      if (chainOperand < 0 || it->second > producerIndex) {
+        chainOperand = int(i);
+        producerIndex = it->second;
+      }
+    }
+    if (chainOperand < 0) continue;
+    const ir::Value* chain = op.operand(size_t(chainOperand));
+    ir::Dispatch& producer = dg.dispatches[producerIndex];
+    int write = singleWrite(producer);
+    if (write < 0 || producer.bindings[size_t(write)].value != chain) continue;
+    if (!isFusableProducer(*producer.root)) continue;
+    if (chain->users().size() != 1 || isOutput(chain) || dg.storageOf(chain) != chain) continue;
+    if (op.result()->shape() != chain->shape()) continue;
+
+    // The consumer's other operands become extra read bindings (its bindings minus the chain).
+    std::vector<ir::Binding> extra;
+    for (const ir::Binding& b : consumer.bindings) {
+      if (!(b.access & ir::kRead) || b.operandIndex == chainOperand) continue;
+      ir::Binding e = b;
+      e.operandIndex = -1;
+      e.fusedOp = int(producer.fused.size());
+      extra.push_back(e);
+    }
+    if (producer.bindings.size() + extra.size() > kMaxBindings) continue;
+
+    ir::Binding result = producer.bindings[size_t(write)];
+    result.value = op.result();
+    producer.bindings.erase(producer.bindings.begin() + write);
+    producer.bindings.insert(producer.bindings.end(), extra.begin(), extra.end());
+    producer.bindings.push_back(result);
+    producer.fused.push_back(&op);
+    writer.erase(chain);
+    writer[op.result()] = producerIndex;
+    dead[c] = true;
+  }
+
+  // Drop the fused-away dispatches and renumber (order kept: still topological).
+  std::vector<ir::Dispatch> kept;
+  for (size_t i = 0; i < dg.dispatches.size(); ++i) {
+    if (dead[i]) continue;
+    kept.push_back(std::move(dg.dispatches[i]));
+    kept.back().id = uint32_t(kept.size() - 1);
+  }
+  dg.dispatches = std::move(kept);
+}
+
+}  // namespace kiln::passes

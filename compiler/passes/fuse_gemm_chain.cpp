@@ -1,0 +1,103 @@
+// Gemm-chain fusion: a fully connected layer whose input is the (already fused) result of
+// another fully connected layer joins that layer's dispatch, as in an MLP head
+// (Gemm -> Relu -> Gemm). The kernel keeps one row of the first product in a small stack
+// buffer, applies the first layer's elementwise chain to it and multiplies it by the second
+// layer's weights: the hidden activations never reach memory and one dispatch (and barrier)
+// disappears. Fused when
+//  - the consumer dispatch's root is a Gemm (transA = 0) or MatMul with rank-2 operands, a
+//    constant B (and bias), no fused ops of its own, and its A operand is the producer's only
+//    result, used once, not a graph output and not read through a view;
+//  - the producer's root is a Gemm or a rank-2 MatMul whose fused ops are all elementwise;
+//  - the hidden row has at most kMaxHidden elements (the stack buffer stays small), f32.
+// The consumer's B (and bias) become extra bindings (fusedOp = its index in fused); the
+// consumer's rows are the producer's rows, so the workgroup split is unchanged. Runs after
+// fuseElementwise.
+#include "kiln/passes/passes.h"
+#include "kiln/support/diagnostics.h"
+
+namespace kiln::passes {
+namespace {
+
+using ir::OpKind;
+
+constexpr int64_t kMaxHidden = 1024;  // floats in the kernel's stack buffer (4 KiB)
+
+bool isFullyConnected(const ir::Op& op) {
+  if (op.kind() != OpKind::Gemm && op.kind() != OpKind::MatMul) return false;
+  if (op.numResults() != 1 || op.result()->dtype() != ir::DType::F32) return false;
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    const ir::Value* v = op.operand(i);
+    if (!v) continue;
+    if (v->dtype() != ir::DType::F32) return false;
+    if (i < 2 && v->shape().size() != 2) return false;
+  }
+  return true;
+}
+
+bool allElementwise(const ir::Dispatch& d) {
+  for (const ir::Op* op : d.fused)
+    if (!op->info().hasTrait(ir::kElementwise)) return false;
+  return true;
+}
+
+}  // namespace
+
+void fuseGemmChains(ir::DispatchGraph& dg) {
+  const ir::Graph& graph = *dg.graph;
+  std::unordered_map<const ir::Value*, size_t> writer;
+  for (size_t i = 0; i < dg.dispatches.size(); ++i)
+    for (const ir::Binding& b : dg.dispatches[i].bindings)
+      if (b.access & ir::kWrite) writer[b.value] = i;
+  std::vector<bool> dead(dg.dispatches.size(), false);
+
+  for (size_t c = 0; c < dg.dispatches.size(); ++c) {
+    ir::Dispatch& consumer = dg.dispatches[c];
+    const ir::Op& op = *consumer.root;
+    if (!consumer.fused.empty() || !isFullyConnected(op)) continue;
+    if (op.kind() == OpKind::Gemm && op.attrs().getInt("transA", 0) != 0) continue;
+    bool constantWeights = true;
+    for (size_t i = 1; i < op.numOperands(); ++i)
+      if (op.operand(i) && !dg.storageOf(op.operand(i))->isConstant()) constantWeights = false;
+    if (!constantWeights) continue;
+    const ir::Value* hidden = op.operand(0);
+    auto it = writer.find(hidden);
+    if (it == writer.end() || dead[it->second]) continue;
+    ir::Dispatch& producer = dg.dispatches[it->second];
+    if (!isFullyConnected(*producer.root) || !allElementwise(producer)) continue;
+    if (producer.bindings.back().value != hidden || !(producer.bindings.back().access & ir::kWrite))
+      continue;
+    bool isOutput = false;
+    for (const ir::GraphOutput& out : graph.outputs()) isOutput |= out.value == hidden;
+    if (isOutput || hidden->users().size() != 1 || dg.storageOf(hidden) != hidden) continue;
+    if (hidden->shape()[1] > kMaxHidden) continue;
+
+    std::vector<ir::Binding> extra;
+    for (const ir::Binding& b : consumer.bindings) {
+      if (!(b.access & ir::kRead) || b.operandIndex == 0) continue;
+      ir::Binding e = b;
+      e.operandIndex = -1;
+      e.fusedOp = int(producer.fused.size());
+      extra.push_back(e);
+    }
+    if (producer.bindings.size() + extra.size() > 32) continue;  // KILN_MAX_BINDINGS
+    ir::Binding result = producer.bindings.back();
+    result.value = op.result();
+    producer.bindings.pop_back();
+    producer.bindings.insert(producer.bindings.end(), extra.begin(), extra.end());
+    producer.bindings.push_back(result);
+    producer.fused.push_back(&op);
+    writer.erase(hidden);
+    writer[op.result()] = it->second;
+    dead[c] = true;
+  }
+
+  std::vector<ir::Dispatch> kept;
+  for (size_t i = 0; i < dg.dispatches.size(); ++i) {
+    if (dead[i]) continue;
+    kept.push_back(std::move(dg.dispatches[i]));
+    kept.back().id = uint32_t(kept.size() - 1);
+  }
+  dg.dispatches = std::move(kept);
+}
+
+}  // namespace kiln::passes
