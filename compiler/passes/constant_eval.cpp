@@ -199,9 +199,37 @@ Bytes evalTile(const ir::Op& op) {
   return gatherBytes(op.operand(0)->constantBytes(), map, ir::dtypeSize(op.result()->dtype()));
 }
 
+// The quantized integer ops (TFLite semantics) are never folded: their activations are not
+// constants in real models, and evaluating them here would duplicate the integer kernels.
+bool isQuantizedOp(OpKind kind) {
+  switch (kind) {
+    case OpKind::QConv2D:
+    case OpKind::QDepthwiseConv2D:
+    case OpKind::QTransposeConv2D:
+    case OpKind::QFullyConnected:
+    case OpKind::QAdd:
+    case OpKind::QSub:
+    case OpKind::QMul:
+    case OpKind::QAveragePool2D:
+    case OpKind::QMaxPool2D:
+    case OpKind::QSoftmax:
+    case OpKind::QLeakyRelu:
+    case OpKind::QLogistic:
+    case OpKind::QTanh:
+    case OpKind::QHardSwish:
+    case OpKind::Quantize:
+    case OpKind::Dequantize:
+    case OpKind::Requantize:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::optional<std::vector<Bytes>> evaluateOp(const ir::Op& op) {
+  if (isQuantizedOp(op.kind())) return std::nullopt;
   const ir::TensorType& out = op.result()->type();
   auto one = [](std::optional<Bytes> b) -> std::optional<std::vector<Bytes>> {
     if (!b) return std::nullopt;
