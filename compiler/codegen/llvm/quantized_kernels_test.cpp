@@ -151,6 +151,35 @@ TEST(QuantMath, FixedPointExpAndReciprocal) {
   }
 }
 
+TEST(QuantMath, Int8LogisticAndTanhTablesTrackFloat) {
+  EXPECT_EQ(ir::logisticFixedPoint(0, 4), 1 << 30);
+  EXPECT_EQ(ir::tanhFixedPoint(0, 4), 0);
+  for (auto [scale, zp] : std::vector<std::pair<float, int32_t>>{{0.1f, 3}, {0.0625f, -128}, {0.02f, 0}}) {
+    std::vector<int32_t> lg = ir::int8LogisticTable(scale, zp), th = ir::int8TanhTable(scale, zp);
+    ASSERT_EQ(lg.size(), 256u);
+    for (int32_t x = -128; x <= 127; ++x) {
+      double real = double(scale) * (x - zp);
+      double wantL = std::min(127.0, std::round(256.0 / (1.0 + std::exp(-real))) - 128);
+      double wantT = std::clamp(std::round(128.0 * std::tanh(real)), -128.0, 127.0);
+      EXPECT_NEAR(lg[size_t(x + 128)], wantL, 1.0) << scale << " " << x;
+      EXPECT_NEAR(th[size_t(x + 128)], wantT, 1.0) << scale << " " << x;
+      if (x > -128) {
+        EXPECT_GE(lg[size_t(x + 128)], lg[size_t(x + 127)]);
+        EXPECT_GE(th[size_t(x + 128)], th[size_t(x + 127)]);
+      }
+    }
+  }
+}
+
+TEST(QuantizedKernels, LookupCoversEveryInt8Input) {
+  KernelDesc d = quantKernel(QuantOp::Lookup, {{ElemType::I8, {2, 128}}}, {ElemType::I8, {2, 128}});
+  for (int i = 0; i < 256; ++i) d.quant.table.push_back(127 - i);  // y = -1 - x
+  std::vector<int8_t> x(256);
+  for (int i = 0; i < 256; ++i) x[size_t(i)] = int8_t(i - 128);
+  std::vector<int8_t> got = run<int8_t>(d, {x.data()});
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(got[size_t(i)], -1 - x[size_t(i)]);
+}
+
 // ---- elementwise kernels --------------------------------------------------------------------
 
 TEST(QuantizedKernels, RequantizeBothShiftSignsAndClamp) {

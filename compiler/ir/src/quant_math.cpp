@@ -139,14 +139,13 @@ int32_t expOnQuarterInterval(int32_t a) {
 
 }  // namespace
 
-int32_t expOnNegativeValuesQ5(int32_t a) {
-  constexpr int kIntegerBits = 5;
-  constexpr int kFractionalBits = 31 - kIntegerBits;
-  const int32_t oneQuarter = 1 << (kFractionalBits - 2);
+int32_t expOnNegativeValues(int32_t a, int integerBits) {
+  const int fractionalBits = 31 - integerBits;
+  const int32_t oneQuarter = 1 << (fractionalBits - 2);
   const int32_t mask = oneQuarter - 1;
   const int32_t aModQuarterMinusQuarter = sub(a & mask, oneQuarter);
   int32_t result =
-      expOnQuarterInterval(saturatingRoundingMultiplyByPOT(aModQuarterMinusQuarter, kIntegerBits));
+      expOnQuarterInterval(saturatingRoundingMultiplyByPOT(aModQuarterMinusQuarter, integerBits));
   const int32_t remainder = sub(aModQuarterMinusQuarter, a);
   struct Step {
     int exponent;
@@ -155,21 +154,30 @@ int32_t expOnNegativeValuesQ5(int32_t a) {
   constexpr Step kSteps[] = {{-2, 1672461947}, {-1, 1302514674}, {0, 790015084}, {1, 290630308},
                              {2, 39332535},    {3, 720401},      {4, 242}};
   for (const Step& s : kSteps) {
-    if (kIntegerBits > s.exponent) {
-      const int shiftAmount = kFractionalBits + s.exponent;
+    if (integerBits > s.exponent) {
+      const int shiftAmount = fractionalBits + s.exponent;
       if (remainder & (1 << shiftAmount)) result = mul(result, s.multiplier);
     }
+  }
+  if (integerBits > 5) {
+    const int32_t clamp = -(1 << (36 - integerBits));  // -32 in Q(integerBits)
+    if (a < clamp) result = 0;
   }
   if (a == 0) result = std::numeric_limits<int32_t>::max();
   return result;
 }
 
-int32_t oneOverOnePlusXForXIn01(int32_t a) {
+int32_t expOnNegativeValuesQ5(int32_t a) { return expOnNegativeValues(a, 5); }
+
+namespace {
+
+// The Newton-Raphson iterate of 1 / (1 + a) shared by gemmlowp's reciprocal and tanh (Q2.29).
+int32_t newtonReciprocalQ2(int32_t a) {
   // half_denominator = RoundingHalfSum(a, One) with One = INT32_MAX in Q0.31.
   const int64_t sum = int64_t{a} + int64_t{std::numeric_limits<int32_t>::max()};
   const int64_t sign = sum >= 0 ? 1 : -1;
   const int32_t halfDenominator = static_cast<int32_t>((sum + sign) / 2);
-  const int32_t c48Over17 = 1515870810;    // Q2.29
+  const int32_t c48Over17 = 1515870810;      // Q2.29
   const int32_t cNeg32Over17 = -1010580540;  // Q2.29
   const int32_t oneQ2 = 1 << 29;
   int32_t x = add(c48Over17, mul(halfDenominator, cNeg32Over17));
@@ -178,8 +186,98 @@ int32_t oneOverOnePlusXForXIn01(int32_t a) {
     const int32_t oneMinus = sub(oneQ2, halfDenominatorTimesX);
     x = add(x, saturatingRoundingMultiplyByPOT(mul(x, oneMinus), 2));
   }
+  return x;
+}
+
+}  // namespace
+
+int32_t oneOverOnePlusXForXIn01(int32_t a) {
   // ExactMulByPot<-1> keeps the raw value (Q1.30); Rescale<0> multiplies by 2^1.
-  return saturatingRoundingMultiplyByPOT(x, 1);
+  return saturatingRoundingMultiplyByPOT(newtonReciprocalQ2(a), 1);
+}
+
+int32_t logisticFixedPoint(int32_t a, int integerBits) {
+  if (a == 0) return 1 << 30;
+  const bool positive = a > 0;
+  const int32_t absInput = positive ? a : sub(0, a);
+  const int32_t ifPositive = oneOverOnePlusXForXIn01(expOnNegativeValues(sub(0, absInput), integerBits));
+  return positive ? ifPositive : sub(std::numeric_limits<int32_t>::max(), ifPositive);
+}
+
+int32_t tanhFixedPoint(int32_t a, int integerBits) {
+  if (a == 0) return 0;
+  const bool negative = a < 0;
+  const int32_t n = negative ? a : sub(0, a);
+  // ExactMulByPot<1>: the same raw value read with one more integer bit, i.e. 2n.
+  const int32_t e = expOnNegativeValues(n, integerBits + 1);
+  // one_minus_x_over_one_plus_x_for_x_in_0_1: Rescale<0>(x - One) from Q2.29.
+  const int32_t t = saturatingRoundingMultiplyByPOT(sub(newtonReciprocalQ2(e), 1 << 29), 2);
+  return negative ? sub(0, t) : t;
+}
+
+namespace {
+
+// TFLM's int8 LOGISTIC/TANH input rescale: frexp of scale * 2^27 (no 2^31 fix-up) and the
+// input radius beyond which the result saturates.
+struct Int8ActivationParams {
+  int32_t multiplier = 0;
+  int leftShift = 0;
+  int32_t radius = 0;
+};
+
+Int8ActivationParams int8ActivationParams(float inputScale) {
+  constexpr int kInputIntegerBits = 4;
+  Int8ActivationParams p;
+  const double real = double(inputScale) * double(1 << (31 - kInputIntegerBits));
+  const double q = std::frexp(real, &p.leftShift);
+  p.multiplier = static_cast<int32_t>(static_cast<int64_t>(std::round(q * double(int64_t{1} << 31))));
+  const double maxInputRescaled = 1.0 * double((1 << kInputIntegerBits) - 1) *
+                                  double(int64_t{1} << (31 - kInputIntegerBits)) /
+                                  double(int64_t{1} << p.leftShift);
+  p.radius = static_cast<int32_t>(std::floor(maxInputRescaled));
+  return p;
+}
+
+}  // namespace
+
+std::vector<int32_t> int8LogisticTable(float inputScale, int32_t inputZeroPoint) {
+  const Int8ActivationParams p = int8ActivationParams(inputScale);
+  std::vector<int32_t> table;
+  for (int32_t x = -128; x <= 127; ++x) {
+    const int32_t input = x - inputZeroPoint;
+    int32_t y;
+    if (input <= -p.radius) {
+      y = -128;
+    } else if (input >= p.radius) {
+      y = 127;
+    } else {
+      const int32_t inQ4 = multiplyByQuantizedMultiplier(input, p.multiplier, p.leftShift);
+      const int32_t outQ0 = logisticFixedPoint(inQ4, 4);
+      y = std::clamp(roundingDivideByPOT(outQ0, 31 - 8) - 128, -128, 127);
+    }
+    table.push_back(y);
+  }
+  return table;
+}
+
+std::vector<int32_t> int8TanhTable(float inputScale, int32_t inputZeroPoint) {
+  const Int8ActivationParams p = int8ActivationParams(inputScale);
+  std::vector<int32_t> table;
+  for (int32_t x = -128; x <= 127; ++x) {
+    const int32_t input = x - inputZeroPoint;
+    int32_t y;
+    if (input <= -p.radius) {
+      y = -128;
+    } else if (input >= p.radius) {
+      y = 127;
+    } else {
+      const int32_t inQ4 = multiplyByQuantizedMultiplier(input, p.multiplier, p.leftShift);
+      const int32_t outQ0 = tanhFixedPoint(inQ4, 4);
+      y = std::clamp(roundingDivideByPOT(outQ0, 31 - 7), -128, 127);
+    }
+    table.push_back(y);
+  }
+  return table;
 }
 
 }  // namespace kiln::ir

@@ -241,7 +241,22 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       break;
     }
     case OpKind::QLogistic:
-    case OpKind::QTanh:
+    case OpKind::QTanh: {
+      // TFLM's int8 kernels evaluated for all 256 inputs at compile time.
+      const ir::QuantParams& x = quantOf(op, op.operand(0), "input");
+      const ir::QuantParams& y = quantOf(op, op.result(), "result");
+      if (op.operand(0)->dtype() != ir::DType::I8 || op.result()->dtype() != ir::DType::I8)
+        unsupported(op, "only int8 is supported for this operator");
+      const bool logistic = op.kind() == OpKind::QLogistic;
+      if (y.zeroPoints[0] != (logistic ? -128 : 0))
+        unsupported(op, std::string("int8 ") + (logistic ? "logistic needs result zero point -128"
+                                                          : "tanh needs result zero point 0"));
+      q.op = QuantOp::Lookup;
+      q.table = logistic ? ir::int8LogisticTable(x.scales[0], zeroPoint(x))
+                         : ir::int8TanhTable(x.scales[0], zeroPoint(x));
+      setActivation(op, q);
+      break;
+    }
     case OpKind::QHardSwish:
       unsupported(op, "not supported by the code generator yet");
     default:

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kiln/ir/dtype.h"
 #include "kiln/ir/type.h"
@@ -42,9 +43,19 @@ int32_t saturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 int32_t roundingDivideByPOT(int32_t x, int exponent);
 int32_t multiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
 int32_t multiplyByQuantizedMultiplier64(int64_t x, int32_t multiplier, int shift);
-// gemmlowp's exp_on_negative_values for a Q5.26 input <= 0, result Q0.31.
+// gemmlowp's exp_on_negative_values for a Q(integerBits).(31-integerBits) input <= 0,
+// result Q0.31; the Q5.26 case is the int8 softmax's.
+int32_t expOnNegativeValues(int32_t a, int integerBits);
 int32_t expOnNegativeValuesQ5(int32_t a);
 // gemmlowp's one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out).
 int32_t oneOverOnePlusXForXIn01(int32_t a);
+// gemmlowp's logistic and tanh of a Q(integerBits) value, result Q0.31.
+int32_t logisticFixedPoint(int32_t a, int integerBits);
+int32_t tanhFixedPoint(int32_t a, int integerBits);
+
+// TFLM's int8 LOGISTIC (result scale 1/256, zero point -128) and TANH (1/128, 0) as tables of
+// the 256 results, indexed by x + 128.
+std::vector<int32_t> int8LogisticTable(float inputScale, int32_t inputZeroPoint);
+std::vector<int32_t> int8TanhTable(float inputScale, int32_t inputZeroPoint);
 
 }  // namespace kiln::ir
