@@ -8,6 +8,7 @@
                       [--external-weights]
       the runtime core built for the board (DIR/runtime, ~3 s), kiln compile --output-format=static-lib, firmware build (input and expected output
       compiled in), QEMU run with -icount shift=0, checks: exit status 0 (output within 1e-4,
+      or byte-exact with --exact,
       stack within the header's bound, RAM overhead <= 512 B), and on soft-float boards no
       hardware float instruction in the model object or the firmware. Writes DIR/result.json.
   run_firmware.py table RESULT.json...
@@ -216,7 +217,9 @@ def run_model(args):
     defines = header_defines(base + ".h", upper)
 
     # 2. Input and expected output as raw bytes.
-    npy_to_bin(args.input, os.path.join(work, "input.bin"), "float32")
+    import numpy as np
+    npy_to_bin(args.input, os.path.join(work, "input.bin"),
+               np.float32 if np.load(args.input).dtype == np.float64 else None)
     npy_to_bin(args.expected, os.path.join(work, "expected.bin"))
 
     # 3. Firmware.
@@ -224,6 +227,8 @@ def run_model(args):
     flags = board["flags"] + board.get("cflags", []) + COMMON + ["-I" + work, "-I" + fw_dir]
     model_defs = ['-DKILN_MODEL_HEADER="%s.h"' % name, "-DKILN_MODEL=" + name,
                   "-DKILN_MODEL_UPPER=" + upper, '-DKILN_MODEL_NAME="%s"' % name]
+    if args.exact:
+        model_defs.append("-DKILN_COMPARE_EXACT")
     objects = []
     for src, extra in (("main.c", model_defs), (board["board_c"], []),
                        ("data.S", ['-DKILN_INPUT_PATH="%s"' % os.path.join(work, "input.bin"),
@@ -316,6 +321,7 @@ def main():
     p.add_argument("--expected", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--external-weights", action="store_true")
+    p.add_argument("--exact", action="store_true", help="outputs must match byte for byte")
     p.add_argument("--timeout", type=int, default=240)
     p.set_defaults(fn=run_model)
     p = sub.add_parser("table")

@@ -116,6 +116,7 @@ emit::Footprint computeFootprint(const CompiledModel& model) {
   f.kernelStack = model.firmware.kernelStackBytes;
   f.runtimeStack = runtime.callStackBytes;
   f.loadStack = runtime.loadStackBytes;
+  f.runtimeMeasured = runtime.measured;
   return f;
 }
 

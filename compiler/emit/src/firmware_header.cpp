@@ -58,18 +58,21 @@ std::string firmwareHeader(const FirmwareHeaderInfo& info) {
          info.constantsExternal ? "weights outside the artifact (kiln_load_options.external_constants)"
                                 : "weights inside the artifact");
   define("CONSTANTS_EXTERNAL", info.constantsExternal ? 1 : 0, "");
+  const std::string measured =
+      f.runtimeMeasured ? "measured for the target" : "not measured here: largest measured figure";
   h << "\n/* RAM, bytes. Buffers passed to the runtime are 64-byte aligned. */\n";
   define("ARENA_BYTES", f.arena, "intermediate tensors");
   define("MODULE_BYTES", f.moduleState, "kiln_module_memory_size()");
   define("CONTEXT_BYTES", f.contextState + f.arena,
          "kiln_context_memory_size(): context, stage buffers, arena");
   define("KERNEL_STACK_BYTES", f.kernelStack, "deepest kernel call chain (LLVM .stack_sizes)");
-  define("RUNTIME_STACK_BYTES", f.runtimeStack, "runtime's stack at kernel entry (measured)");
-  define("LOAD_STACK_BYTES", f.loadStack, "runtime's use in load and init (measured)");
+  define("RUNTIME_STACK_BYTES", f.runtimeStack,
+         "runtime's stack at kernel entry (" + measured + ")");
+  define("LOAD_STACK_BYTES", f.loadStack, "runtime's use in load and init (" + measured + ")");
   define("STACK_BYTES", f.stackBound(), "max(LOAD, RUNTIME + KERNEL): load, init, calls");
   define("RAM_BYTES", f.ramTotal(), "module + context + stack");
   h << "\n/* Flash, bytes. */\n";
-  define("FLASH_RUNTIME_BYTES", f.runtimeCode, "runtime core code (measured for the target)");
+  define("FLASH_RUNTIME_BYTES", f.runtimeCode, "runtime core code (" + measured + ")");
   define("FLASH_KERNEL_BYTES", f.kernelCode + f.kernelTables, "kernel code and tables");
   define("FLASH_CONSTANTS_BYTES", f.constants, "weights");
   define("FLASH_COMMANDS_BYTES", f.commands, "command stream and metadata");
@@ -105,6 +108,8 @@ std::string footprintSummary(const Footprint& f) {
     << grouped(f.ramOverhead()) << " (module " << f.moduleState << ", context " << f.contextState
     << ") + stack bound " << grouped(f.stackBound()) << " (kernels " << f.kernelStack
     << " + runtime " << f.runtimeStack << " at kernel entry; load " << f.loadStack << ")\n";
+  if (!f.runtimeMeasured)
+    s << "(runtime figures not measured on this target: the largest measured ones are used)\n";
   return s.str();
 }
 

@@ -144,11 +144,13 @@ int main(void) {
   probe_lowest_sp = call_top;
   uint32_t call_use = stack_use(step_call, &status);
   if (status) return 15;
+  uint32_t probe_depth = (uint32_t)(call_top - probe_lowest_sp);
+  if (probe_depth > call_use) call_use = probe_depth;
   uint32_t setup_use = load_use > init_use ? load_use : init_use;
-  printf("runtime stack: load %u, init %u (bound %u); call to kernel entry %u (probe sp %u "
-         "below; bound %u)\n",
+  printf("runtime stack: load %u, init %u (bound %u); call to kernel entry %u (probe "
+         "sp %u below; bound %u)\n",
          (unsigned)load_use, (unsigned)init_use, (unsigned)DEF(_LOAD_STACK_BYTES),
-         (unsigned)call_use, (unsigned)(call_top - probe_lowest_sp),
+         (unsigned)call_use, (unsigned)probe_depth,
          (unsigned)DEF(_RUNTIME_STACK_BYTES));
 
   /* The real kernels: load, init, call; painted the same way. */
