@@ -171,6 +171,19 @@ TEST(QuantMath, Int8LogisticAndTanhTablesTrackFloat) {
   }
 }
 
+TEST(QuantMath, Int8HardSwishTableTracksFloat) {
+  for (auto [si, zi, so, zo] : std::vector<std::tuple<float, int32_t, float, int32_t>>{
+           {0.05f, 3, 0.04f, -100}, {0.1f, -128, 0.08f, -90}, {0.02f, 0, 0.02f, -20}}) {
+    std::vector<int32_t> t = ir::int8HardSwishTable(si, zi, so, zo);
+    for (int32_t x = -128; x <= 127; ++x) {
+      double real = double(si) * (x - zi);
+      double hs = real * std::min(6.0, std::max(0.0, real + 3.0)) / 6.0;
+      double want = std::clamp(std::round(hs / so) + zo, -128.0, 127.0);
+      EXPECT_NEAR(t[size_t(x + 128)], want, 1.0) << si << " " << x;
+    }
+  }
+}
+
 TEST(QuantizedKernels, LookupCoversEveryInt8Input) {
   KernelDesc d = quantKernel(QuantOp::Lookup, {{ElemType::I8, {2, 128}}}, {ElemType::I8, {2, 128}});
   for (int i = 0; i < 256; ++i) d.quant.table.push_back(127 - i);  // y = -1 - x

@@ -280,4 +280,67 @@ std::vector<int32_t> int8TanhTable(float inputScale, int32_t inputZeroPoint) {
   return table;
 }
 
+namespace {
+
+// gemmlowp's 16-bit SaturatingRoundingDoublingHighMul and RoundingDivideByPOT.
+int16_t srdhm16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  const int32_t ab = int32_t{a} * int32_t{b};
+  const int16_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return static_cast<int16_t>((ab + nudge) / (1 << 15));
+}
+
+int16_t roundingDivideByPOT16(int16_t x, int exponent) {
+  const int16_t mask = static_cast<int16_t>((int64_t{1} << exponent) - 1);
+  const int16_t remainder = static_cast<int16_t>(x & mask);
+  const int16_t threshold = static_cast<int16_t>((mask >> 1) + (x < 0 ? 1 : 0));
+  return static_cast<int16_t>((x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
+// TFLite's SaturatingDoublingHighMul (16-bit, rounding toward zero) and SaturatingLeftShift.
+int16_t sdhm16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((int32_t{a} * int32_t{b}) / (1 << 15));
+}
+
+int16_t saturatingLeftShift16(int16_t value, int amount) {
+  const int64_t result = int64_t{value} * (int64_t{1} << amount);
+  return static_cast<int16_t>(std::clamp<int64_t>(result, INT16_MIN, INT16_MAX));
+}
+
+int16_t downScaleToInt16(int32_t multiplier) {
+  constexpr int32_t kRoundingOffset = 1 << 15;
+  if (multiplier >= std::numeric_limits<int32_t>::max() - kRoundingOffset) return INT16_MAX;
+  return static_cast<int16_t>((multiplier + kRoundingOffset) >> 16);
+}
+
+}  // namespace
+
+std::vector<int32_t> int8HardSwishTable(float inputScale, int32_t inputZeroPoint, float outputScale,
+                                        int32_t outputZeroPoint) {
+  const float hiresInputScale = (1.0f / 128.0f) * inputScale;
+  const float reluishScale = 3.0f / 32768.0f;
+  const QuantizedMultiplier out = quantizeMultiplier(double(hiresInputScale / outputScale));
+  const QuantizedMultiplier reluish = quantizeMultiplier(double(hiresInputScale / reluishScale));
+  const int16_t outM = downScaleToInt16(out.multiplier);
+  const int16_t reluishM = downScaleToInt16(reluish.multiplier);
+  std::vector<int32_t> table;
+  for (int32_t x = -128; x <= 127; ++x) {
+    const int16_t inputValue = static_cast<int16_t>(x - inputZeroPoint);
+    const int16_t hires = static_cast<int16_t>(inputValue * (1 << 7));
+    const int16_t preshiftOutput = srdhm16(hires, outM);
+    int16_t reluishValue = hires;
+    if (reluish.shift > 0) reluishValue = saturatingLeftShift16(reluishValue, reluish.shift - 1);
+    reluishValue = srdhm16(reluishValue, reluishM);
+    if (reluish.shift > 0) reluishValue = saturatingLeftShift16(reluishValue, 1);
+    if (reluish.shift < 0) reluishValue = roundingDivideByPOT16(reluishValue, -reluish.shift);
+    reluishValue = static_cast<int16_t>((reluishValue + (1 << 15)) >> 1);
+    const int16_t preshift = sdhm16(reluishValue, preshiftOutput);
+    int16_t y = roundingDivideByPOT16(preshift, -out.shift);
+    y = static_cast<int16_t>(y + outputZeroPoint);
+    table.push_back(std::clamp<int32_t>(y, -128, 127));
+  }
+  return table;
+}
+
 }  // namespace kiln::ir

@@ -257,8 +257,18 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       setActivation(op, q);
       break;
     }
-    case OpKind::QHardSwish:
-      unsupported(op, "not supported by the code generator yet");
+    case OpKind::QHardSwish: {
+      const ir::QuantParams& x = quantOf(op, op.operand(0), "input");
+      const ir::QuantParams& y = quantOf(op, op.result(), "result");
+      if (op.operand(0)->dtype() != ir::DType::I8 || op.result()->dtype() != ir::DType::I8)
+        unsupported(op, "only int8 is supported for this operator");
+      if (ir::quantizeMultiplier(double((x.scales[0] / 128.0f) / y.scales[0])).shift > 0)
+        unsupported(op, "hard swish needs result scale >= input scale / 128");
+      q.op = QuantOp::Lookup;
+      q.table = ir::int8HardSwishTable(x.scales[0], zeroPoint(x), y.scales[0], zeroPoint(y));
+      setActivation(op, q);
+      break;
+    }
     default:
       return false;
   }

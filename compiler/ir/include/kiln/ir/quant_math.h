@@ -57,5 +57,8 @@ int32_t tanhFixedPoint(int32_t a, int integerBits);
 // the 256 results, indexed by x + 128.
 std::vector<int32_t> int8LogisticTable(float inputScale, int32_t inputZeroPoint);
 std::vector<int32_t> int8TanhTable(float inputScale, int32_t inputZeroPoint);
+// TFLM's int8 HARD_SWISH (16-bit fixed-point reference kernel) as the same kind of table.
+std::vector<int32_t> int8HardSwishTable(float inputScale, int32_t inputZeroPoint, float outputScale,
+                                        int32_t outputZeroPoint);
 
 }  // namespace kiln::ir
