@@ -191,5 +191,56 @@ TEST_F(Rules, ElementwiseAndArity) {
             "attribute 'to' is string, expected int");
 }
 
+// ---- ops added for ONNX coverage ----
+
+TEST_F(Rules, ConvTransposeGeometry) {
+  // out = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads
+  // H: 2 * 4 + 1 + 2 * 2 + 1 - 2 - 1 = 11; W: 3 * 5 + 0 + 2 + 1 - 1 - 1 = 16
+  EXPECT_EQ(shapeOf(OpKind::ConvTranspose, {input({2, 4, 5, 6}), input({4, 3, 3, 3})},
+                    attrs({{"group", int64_t(2)},
+                           {"strides", Ints{2, 3}},
+                           {"dilations", Ints{2, 1}},
+                           {"pads", Ints{2, 1, 1, 1}},
+                           {"output_padding", Ints{1, 0}}})),
+            (Shape{2, 6, 11, 16}));
+  // output_shape wins over pads; SAME_UPPER gives in * stride.
+  EXPECT_EQ(shapeOf(OpKind::ConvTranspose, {input({1, 2, 5}), input({2, 3, 4})},
+                    attrs({{"strides", Ints{2}}, {"output_shape", Ints{11}}})),
+            (Shape{1, 3, 11}));
+  EXPECT_EQ(shapeOf(OpKind::ConvTranspose, {input({1, 2, 3, 3}), input({2, 1, 3, 3})},
+                    attrs({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}})),
+            (Shape{1, 1, 6, 6}));
+}
+
+TEST_F(Rules, ConvTransposeErrors) {
+  EXPECT_EQ(error(OpKind::ConvTranspose, {input({1, 4, 5, 5}), input({3, 2, 3, 3})}),
+            "weight has shape [3,2,3,3], expected 4 input channels in dim 0");
+  EXPECT_EQ(error(OpKind::ConvTranspose, {input({1, 4, 5, 5}), input({4, 2, 3, 3}), input({3})}),
+            "bias has shape [3], expected [2]");
+  EXPECT_EQ(error(OpKind::ConvTranspose, {input({1, 4, 2, 2}), input({4, 2, 3, 3})},
+                  attrs({{"output_shape", Ints{9, 9}}})),
+            "output_shape 9 is larger than the full output 4");
+}
+
+TEST_F(Rules, NormalizationsAndTopK) {
+  EXPECT_EQ(shapeOf(OpKind::InstanceNormalization, {input({2, 3, 4}), input({3}), input({3})}),
+            (Shape{2, 3, 4}));
+  EXPECT_EQ(error(OpKind::InstanceNormalization, {input({2, 3, 4}), input({4}), input({3})}),
+            "scale has shape [4], expected [3]");
+  EXPECT_EQ(shapeOf(OpKind::LRN, {input({1, 5, 2, 2})}, attrs({{"size", int64_t(3)}})),
+            (Shape{1, 5, 2, 2}));
+  EXPECT_EQ(error(OpKind::LRN, {input({1, 5, 2, 2})}),
+            "attribute 'size' must be a positive integer");
+  auto types = infer(OpKind::TopK, {input({3, 7}), ints({2})}, attrs({{"axis", int64_t(1)}}), 2);
+  EXPECT_EQ(types[0]->toString(), "f32[3,2]");
+  EXPECT_EQ(types[1]->toString(), "i64[3,2]");
+  EXPECT_FALSE(infer(OpKind::TopK, {input({3, 7}), input({1}, DType::I64)}, {}, 2)[0]);
+  EXPECT_EQ(error(OpKind::TopK, {input({3, 7}), ints({8})}, {}, 2),
+            "K = 8 is outside [0, 7] (the size of axis 1)");
+  EXPECT_EQ(shapeOf(OpKind::ReduceLogSumExp, {input({2, 3, 4})},
+                    attrs({{"axes", Ints{1}}, {"keepdims", int64_t(0)}})),
+            (Shape{2, 4}));
+}
+
 }  // namespace
 }  // namespace kiln::ir

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "kiln/ir/constant_data.h"
+#include "kiln/ir/op_rules.h"
+#include "kiln/support/diagnostics.h"
 #include "onnx_translation.h"
 
 namespace kiln::import::detail {
@@ -14,15 +16,15 @@ constexpr int64_t kMaxElements = 64;  // shape tensors are tiny
 
 using Ints = std::vector<int64_t>;
 
+// Any rank: torch's Pad exports reshape the pads to [n, 2], reverse and transpose them.
 bool isSmallInteger(const ir::Value* value) {
-  return value && ir::isInteger(value->dtype()) && value->type().rank() <= 1 &&
-         value->type().numElements() <= kMaxElements;
+  return value && ir::isInteger(value->dtype()) && value->type().numElements() <= kMaxElements;
 }
 
 // Tracked results may also be bool (torch's Expand: Where(Equal(shape, -1), ones, shape)).
 bool isSmallIntegerOrBool(const ir::Value* value) {
   return value && (ir::isInteger(value->dtype()) || value->dtype() == ir::DType::Bool) &&
-         value->type().rank() <= 1 && value->type().numElements() <= kMaxElements;
+         value->type().numElements() <= kMaxElements;
 }
 
 // Numpy broadcasting of two vectors (or scalars) of integers.
@@ -87,6 +89,21 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
     return i < node.inputs.size() ? get(node.inputs[i]) : std::nullopt;
   };
   const std::string& op = node.opType;
+  // Elementwise results of rank > 1 are tracked only without broadcasting between shapes.
+  auto sameShapes = [&]() {
+    const ir::Value* first = nullptr;
+    for (const ir::Value* v : node.inputs) {
+      if (!v || v->type().numElements() == 1) continue;
+      if (first && first->shape() != v->shape()) return false;
+      first = v;
+    }
+    return true;
+  };
+  if (results[0]->type().rank() > 1 && (op == "Add" || op == "Sub" || op == "Mul" ||
+                                        op == "Div" || op == "Equal" || op == "Where") &&
+      !sameShapes()) {
+    return;
+  }
   std::optional<Ints> out;
   if (op == "Shape") {
     const ir::Shape& shape = node.inputs.at(0)->shape();
@@ -114,7 +131,35 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity" ||
              op == "Cast") {
     out = input(0);
+  } else if (op == "Transpose") {
+    auto data = input(0);
+    const ir::Shape& shape = node.inputs.at(0)->shape();
+    if (!data) return;
+    std::vector<int64_t> perm = node.attrs.getInts("perm", {});
+    if (perm.empty())
+      for (size_t i = shape.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    if (perm.size() != shape.size()) return;
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+    ir::Shape outShape;
+    for (int64_t p : perm) outShape.push_back(shape[static_cast<size_t>(p)]);
+    Ints moved(data->size());
+    for (size_t linear = 0; linear < moved.size(); ++linear) {
+      size_t rest = linear;
+      int64_t source = 0;
+      for (size_t axis = outShape.size(); axis-- > 0;) {
+        int64_t coord = static_cast<int64_t>(rest) % outShape[axis];
+        rest /= static_cast<size_t>(outShape[axis]);
+        source += coord * strides[static_cast<size_t>(perm[axis])];
+      }
+      moved[linear] = (*data)[static_cast<size_t>(source)];
+    }
+    out = moved;
   } else if (op == "Concat") {
+    if (results[0]->type().rank() > 1 &&
+        node.attrs.getInt("axis", 0) % results[0]->type().rank() != 0) {
+      return;  // joining flat lists is only right along the first axis
+    }
     Ints joined;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       auto part = input(i);
@@ -130,6 +175,33 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
     if (data && starts && ends && starts->size() == 1 && ends->size() == 1 &&
         node.inputs[0]->type().rank() == 1) {
       out = slice1d(*data, (*starts)[0], (*ends)[0], steps && steps->size() == 1 ? (*steps)[0] : 1);
+    } else if (data && starts && ends) {
+      // Any rank (torch's Pad reverses the rows of its [n, 2] pads).
+      auto axes = input(3);
+      if (node.inputs.size() > 3 && node.inputs[3] && !axes) return;
+      if (node.inputs.size() > 4 && node.inputs[4] && !steps) return;
+      const ir::Shape& shape = node.inputs[0]->shape();
+      ir::SliceGeometry g;
+      try {
+        g = ir::resolveSlice(shape, *starts, *ends, axes ? *axes : Ints{}, steps ? *steps : Ints{});
+      } catch (const CompileError&) {
+        return;
+      }
+      std::vector<int64_t> strides(shape.size(), 1);
+      for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+      int64_t count = 1;
+      for (int64_t d : g.output) count *= d;
+      Ints picked(static_cast<size_t>(count));
+      for (int64_t linear = 0; linear < count; ++linear) {
+        int64_t rest = linear, source = 0;
+        for (size_t axis = g.output.size(); axis-- > 0;) {
+          int64_t coord = rest % g.output[axis];
+          rest /= g.output[axis];
+          source += (g.starts[axis] + coord * g.steps[axis]) * strides[axis];
+        }
+        picked[static_cast<size_t>(linear)] = (*data)[static_cast<size_t>(source)];
+      }
+      out = picked;
     }
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     auto a = input(0);

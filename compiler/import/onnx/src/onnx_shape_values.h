@@ -23,8 +23,10 @@ class ShapeValues {
   std::optional<std::vector<int64_t>> get(const ir::Value* value) const;
 
   // Evaluates a translated node when it is shape arithmetic over known contents (Shape,
-  // Gather, Unsqueeze, Squeeze, Reshape, Identity, Concat, Cast, Slice, Add, Sub, Mul, Div)
-  // and records the contents of its results.
+  // Gather, Unsqueeze, Squeeze, Reshape, Identity, Concat, Cast, Slice, Transpose, Add, Sub,
+  // Mul, Div, Equal, Where, ConstantOfShape; small tensors of any rank, e.g. torch's Pad
+  // exports reshape their pads to [n, 2], reverse and transpose them) and records the
+  // contents of its results.
   void track(const OnnxNode& node, const std::vector<ir::Value*>& results);
 
  private:
