@@ -6,6 +6,28 @@
 # every layer too (kiln compile --debug-outputs). Models TFLM could not run, or that kiln
 # refuses with a clear "unsupported" message, are reported as skipped (exit 77) with the
 # reason. Label: e2e-tflite.
+# Command-line checks on models outside the shared data (tflite_cli_case.py): JSON models
+# built by flatc with kiln's schema subset (a float TRANSPOSE_CONV against hand-computed
+# values, an unsupported operator) and a truncated real model.
+set(_tflite_cli ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_cli_case.py --kiln $<TARGET_FILE:kiln>
+    --flatc ${KILN_FLATC} --schema ${PROJECT_SOURCE_DIR}/compiler/import/tflite/schema/tflite_subset.fbs)
+set(_tflite_cli_work ${CMAKE_BINARY_DIR}/e2e-tflite/cli)
+add_test(NAME e2e.tflite.cli.transpose_conv_float
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/transpose_conv_float
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/transpose_conv_float.json
+                 "--input=1x2x2x1xf32=1 2 3 4"
+                 "--expected=1x4x4x1xf32=1 1 3 2 1 1 3 2 4 4 10 6 3 3 7 4")
+add_test(NAME e2e.tflite.cli.unsupported_operator
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/unsupported_lstm
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/unsupported_lstm.json
+                 "--expect-error=unsupported TFLite operator 'LSTM' (builtin code 16) at operator #0")
+set(_tflite_kws ${KILN_TESTDATA_DIR}/tflite/models/mlperf-tiny/keyword_spotting__kws_ref_model.tflite)
+add_test(NAME e2e.tflite.cli.truncated_model
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/truncated --truncate ${_tflite_kws}
+                 "--expect-error=corrupt or truncated TFLite model: the flatbuffer failed verification")
+set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.unsupported_operator
+                     e2e.tflite.cli.truncated_model PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 120)
+
 set(_tflite_root ${KILN_TESTDATA_DIR}/tflite)
 file(GLOB _tflite_models LIST_DIRECTORIES false ${_tflite_root}/models/*/*.tflite)
 if(NOT _tflite_models)

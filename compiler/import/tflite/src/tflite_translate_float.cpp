@@ -468,7 +468,33 @@ void translateStridedSlice(Translation& t, const OpView& v) {
 
 void translateTransposeConv(Translation& t, const OpView& v) {
   if (isQuantizedType(t.tensorType(v.input(2)))) return translateQuantizedTransposeConv(t, v);
-  t.fail("float TRANSPOSE_CONV is not supported yet (only int8/int16)");
+  // Inputs: output_shape, weights [OC, KH, KW, IC], input [N, H, W, IC], bias? -> the IR's
+  // ConvTranspose on NCHW with weights [IC, OC, KH, KW]; TFLite's padding crops the full
+  // (H-1)*s+KH result by `top` at the start and the rest at the end.
+  const auto* o = v.op->builtin_options_as_TransposeConvOptions();
+  if (!o) t.fail("missing TransposeConvOptions");
+  int32_t wi = v.input(1), xi = v.input(2);
+  requireFloat(t, xi, "input");
+  requireFloat(t, wi, "filter");
+  if (!t.isConstant(wi)) t.fail("the filter must be a constant tensor");
+  ir::TensorType x = t.tensorType(xi), w = t.tensorType(wi), out = t.tensorType(v.outputs[0]);
+  if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4) t.fail("input, filter and output must be rank 4");
+  auto crop = [&](int64_t in, int64_t outSize, int64_t k, int64_t s) -> std::pair<int64_t, int64_t> {
+    int64_t full = (in - 1) * s + k;
+    int64_t before = o->padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
+    return {before, full - outSize - before};
+  };
+  auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
+  auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
+  if (bottom < 0 || right < 0) t.fail("the output shape is larger than the transposed convolution's result");
+  ir::AttributeMap attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
+  attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
+  attrs.set("pads", std::vector<int64_t>{top, left, bottom, right});
+  ir::Value* filter = t.permutedConstant(wi, {3, 0, 1, 2});  // OHWI -> IOHW
+  ir::Value* y = withActivation(t, v, OpKind::ConvTranspose,
+                                withOptional({t.nchw(xi), filter}, optionalBias(t, v, 3)), attrs);
+  t.define(v.outputs[0], y, true);
 }
 
 }  // namespace kiln::import::tflite

@@ -2,10 +2,9 @@
 // integer ops"; semantics in docs/quantization.md). Tensors keep TFLite's layouts and
 // quantization parameters; the importer computes only what TFLite fixes at prepare time from
 // the tensors alone: explicit pads and the fused activation's clamp on the quantized output.
-#include <cmath>
-#include <limits>
 
 #include "kiln/ir/constant_data.h"
+#include "kiln/ir/quant_math.h"
 #include "kiln/support/diagnostics.h"
 #include "tflite_translation.h"
 
@@ -13,16 +12,6 @@ namespace kiln::import::tflite {
 namespace {
 
 using ir::OpKind;
-
-std::pair<int64_t, int64_t> dtypeRange(ir::DType d) {
-  switch (d) {
-    case ir::DType::I8: return {-128, 127};
-    case ir::DType::U8: return {0, 255};
-    case ir::DType::I16: return {-32768, 32767};
-    case ir::DType::I32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    default: return {0, 0};
-  }
-}
 
 // The output tensor's type (NHWC, with its quantization parameters); it must be quantized.
 ir::TensorType quantizedOutput(Translation& t, const OpView& v) {
@@ -60,23 +49,21 @@ ir::Value* emitQuantized(Translation& t, const OpView& v, OpKind kind, std::vect
 std::pair<int64_t, int64_t> quantizedActivationRange(Translation& t, fb::ActivationFunctionType act,
                                                      int32_t outputTensor) {
   ir::TensorType out = t.tensorType(outputTensor);
-  auto [qmin, qmax] = dtypeRange(out.dtype);
-  if (act == fb::ActivationFunctionType::NONE) return {qmin, qmax};
-  if (!out.quant) t.fail("the output has no quantization parameters");
-  float scale = out.quant->scales[0];
-  int64_t zero = out.quant->zeroPoints[0];
-  // TFLite's CalculateActivationRangeQuantized: zero_point + round(f / scale), in float.
-  auto quantize = [&](float f) { return zero + int64_t(std::round(f / scale)); };
+  ir::FusedActivation fused;
   switch (act) {
-    case fb::ActivationFunctionType::RELU: return {std::max(qmin, quantize(0.0f)), qmax};
-    case fb::ActivationFunctionType::RELU6:
-      return {std::max(qmin, quantize(0.0f)), std::min(qmax, quantize(6.0f))};
-    case fb::ActivationFunctionType::RELU_N1_TO_1:
-      return {std::max(qmin, quantize(-1.0f)), std::min(qmax, quantize(1.0f))};
+    case fb::ActivationFunctionType::NONE: fused = ir::FusedActivation::None; break;
+    case fb::ActivationFunctionType::RELU: fused = ir::FusedActivation::Relu; break;
+    case fb::ActivationFunctionType::RELU6: fused = ir::FusedActivation::Relu6; break;
+    case fb::ActivationFunctionType::RELU_N1_TO_1: fused = ir::FusedActivation::ReluN1To1; break;
     default:
       t.fail(std::string("fused activation ") + fb::EnumNameActivationFunctionType(act) +
              " on quantized data is not supported");
   }
+  if (!out.quant) t.fail("the output tensor '" + t.tensorName(outputTensor) + "' has no quantization parameters");
+  // TFLite's CalculateActivationRangeQuantized, shared with codegen (kiln/ir/quant_math.h).
+  ir::ActivationRange range = ir::activationRange(fused, out.dtype, out.quant->scales[0],
+                                                  int32_t(out.quant->zeroPoints[0]));
+  return {range.min, range.max};
 }
 
 void translateQuantizedConv(Translation& t, const OpView& v, bool depthwise) {
