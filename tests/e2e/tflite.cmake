@@ -8,7 +8,7 @@
 # reason. Label: e2e-tflite.
 # Command-line checks on models outside the shared data (tflite_cli_case.py): JSON models
 # built by flatc with kiln's schema subset (a float TRANSPOSE_CONV against hand-computed
-# values, an unsupported operator) and a truncated real model.
+# values, the layout remaps, an unsupported operator) and a truncated real model.
 set(_tflite_cli ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_cli_case.py --kiln $<TARGET_FILE:kiln>
     --flatc ${KILN_FLATC} --schema ${PROJECT_SOURCE_DIR}/compiler/import/tflite/schema/tflite_subset.fbs)
 set(_tflite_cli_work ${CMAKE_BINARY_DIR}/e2e-tflite/cli)
@@ -17,6 +17,16 @@ add_test(NAME e2e.tflite.cli.transpose_conv_float
                  --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/transpose_conv_float.json
                  "--input=1x2x2x1xf32=1 2 3 4"
                  "--expected=1x4x4x1xf32=1 1 3 2 1 1 3 2 4 4 10 6 3 3 7 4")
+# CONV -> PAD, CONCATENATION (axis -1), MEAN over H (needs NHWC) and over H, W (stays
+# channels first), TRANSPOSE (composed with the layout): the layout remaps of
+# docs/tflite-import.md against values computed by hand (NHWC, plain Python).
+add_test(NAME e2e.tflite.cli.layouts_float
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/layouts_float
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/layouts_float.json
+                 "--input=1x2x2x2xf32=1 2 3 4 5 6 7 8"
+                 "--expected=1x3x6xf32=2 2.6666667 0 2 2.6666667 0 3.3333333 4 0 3.3333333 4 0 0 0 0 0 0 0"
+                 "--expected=1x6xf32=1.7777778 2.2222222 0 1.7777778 2.2222222 0"
+                 "--expected=1x3x3x3xf32=0 0 0 1 3 0 5 7 0 0 0 0 2 4 0 6 8 0 0 0 0 0 0 0 0 0 0")
 add_test(NAME e2e.tflite.cli.unsupported_operator
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/unsupported_lstm
                  --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/unsupported_lstm.json
@@ -25,7 +35,8 @@ set(_tflite_kws ${KILN_TESTDATA_DIR}/tflite/models/mlperf-tiny/keyword_spotting_
 add_test(NAME e2e.tflite.cli.truncated_model
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/truncated --truncate ${_tflite_kws}
                  "--expect-error=corrupt or truncated TFLite model: the flatbuffer failed verification")
-set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.unsupported_operator
+set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
+                     e2e.tflite.cli.unsupported_operator
                      e2e.tflite.cli.truncated_model PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 120)
 
 set(_tflite_root ${KILN_TESTDATA_DIR}/tflite)
