@@ -8,7 +8,7 @@
 # reason. Label: e2e-tflite.
 # Command-line checks on models outside the shared data (tflite_cli_case.py): JSON models
 # built by flatc with kiln's schema subset (a float TRANSPOSE_CONV against hand-computed
-# values, the layout remaps, an unsupported operator) and a truncated real model.
+# values, the layout remaps, elementwise ops, an unsupported operator) and a truncated real model.
 set(_tflite_cli ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_cli_case.py --kiln $<TARGET_FILE:kiln>
     --flatc ${KILN_FLATC} --schema ${PROJECT_SOURCE_DIR}/compiler/import/tflite/schema/tflite_subset.fbs)
 set(_tflite_cli_work ${CMAKE_BINARY_DIR}/e2e-tflite/cli)
@@ -27,6 +27,19 @@ add_test(NAME e2e.tflite.cli.layouts_float
                  "--expected=1x3x6xf32=2 2.6666667 0 2 2.6666667 0 3.3333333 4 0 3.3333333 4 0 0 0 0 0 0 0"
                  "--expected=1x6xf32=1.7777778 2.2222222 0 1.7777778 2.2222222 0"
                  "--expected=1x3x3x3xf32=0 0 0 1 3 0 5 7 0 0 0 0 2 4 0 6 8 0 0 0 0 0 0 0 0 0 0")
+# Float elementwise paths after a channels-first conv: MUL by a [C] constant (broadcast into
+# NCHW), SUB mixing NCHW and NHWC operands, MAX_POOL with fused RELU6, LOGISTIC, HARD_SWISH,
+# LEAKY_RELU, TANH, STRIDED_SLICE with shrink_axis_mask, SOFTMAX with beta 0.5 (hand values).
+add_test(NAME e2e.tflite.cli.elementwise_float
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/elementwise_float
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/elementwise_float.json
+                 "--input=1x2x2x2xf32=1 2 3 4 5 6 7 8"
+                 "--expected=1x1x1x2xf32=6 0"
+                 "--expected=1x2x2x2xf32=1 -2 3 -4 5 -6 7 -8"
+                 "--expected=1x2x2xf32=0.99979657 0.00020342698 0.99998987 1.0129991e-05"
+                 "--expected=1x2x2x2xf32=0.66666667 0 3 0 5 0 7 0"
+                 "--expected=1x2x2x2xf32=0.73105858 0.01798621 0.95257413 0.00033535013 0.99330715 6.1441746e-06 0.99908895 1.1253516e-07"
+                 "--expected=1x2x2x2xf32=0.76159416 -0.9993293 0.99505475 -0.99999977 0.9999092 -1 0.99999834 -1")
 add_test(NAME e2e.tflite.cli.unsupported_operator
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/unsupported_lstm
                  --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/unsupported_lstm.json
@@ -36,6 +49,7 @@ add_test(NAME e2e.tflite.cli.truncated_model
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/truncated --truncate ${_tflite_kws}
                  "--expect-error=corrupt or truncated TFLite model: the flatbuffer failed verification")
 set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
+                     e2e.tflite.cli.elementwise_float
                      e2e.tflite.cli.unsupported_operator
                      e2e.tflite.cli.truncated_model PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 120)
 
