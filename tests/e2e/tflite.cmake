@@ -8,7 +8,7 @@
 # reason. Label: e2e-tflite.
 # Command-line checks on models outside the shared data (tflite_cli_case.py): JSON models
 # built by flatc with kiln's schema subset (a float TRANSPOSE_CONV against hand-computed
-# values, the layout remaps, elementwise ops, an unsupported operator) and a truncated real model.
+# values, the layout remaps, elementwise ops, int8 paths, an unsupported operator) and a truncated real model.
 set(_tflite_cli ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_cli_case.py --kiln $<TARGET_FILE:kiln>
     --flatc ${KILN_FLATC} --schema ${PROJECT_SOURCE_DIR}/compiler/import/tflite/schema/tflite_subset.fbs)
 set(_tflite_cli_work ${CMAKE_BINARY_DIR}/e2e-tflite/cli)
@@ -40,6 +40,17 @@ add_test(NAME e2e.tflite.cli.elementwise_float
                  "--expected=1x2x2x2xf32=0.66666667 0 3 0 5 0 7 0"
                  "--expected=1x2x2x2xf32=0.73105858 0.01798621 0.95257413 0.00033535013 0.99330715 6.1441746e-06 0.99908895 1.1253516e-07"
                  "--expected=1x2x2x2xf32=0.76159416 -0.9993293 0.99505475 -0.99999977 0.9999092 -1 0.99999834 -1")
+# int8 paths no test-data model uses: MAX_POOL, RELU (a requantize with the clamp at the zero
+# point), CONCATENATION onto another scale (inputs requantized), MUL (scales chosen so the
+# multipliers are exact powers of two: values by hand).
+add_test(NAME e2e.tflite.cli.quantized_int8
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/quantized_int8
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/quantized_int8.json
+                 "--input=1x2x2x2xi8=-5 0 3 10 12 -128 127 1"
+                 "--expected=1x1x1x2xi8=127 10"
+                 "--expected=1x2x2x2xi8=1 1 3 10 12 1 127 1"
+                 "--expected=1x2x2x4xi8=-12 -2 0 0 4 18 4 18 22 -128 22 0 127 0 127 0"
+                 "--expected=1x2x2x2xi8=33 -2 1 78 118 127 127 -3")
 add_test(NAME e2e.tflite.cli.unsupported_operator
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/unsupported_lstm
                  --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/unsupported_lstm.json
@@ -49,7 +60,7 @@ add_test(NAME e2e.tflite.cli.truncated_model
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/truncated --truncate ${_tflite_kws}
                  "--expect-error=corrupt or truncated TFLite model: the flatbuffer failed verification")
 set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
-                     e2e.tflite.cli.elementwise_float
+                     e2e.tflite.cli.elementwise_float e2e.tflite.cli.quantized_int8
                      e2e.tflite.cli.unsupported_operator
                      e2e.tflite.cli.truncated_model PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 120)
 
