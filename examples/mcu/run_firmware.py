@@ -267,7 +267,7 @@ def run_model(args):
     stack = re.search(r"stack: (\d+) used", output)
     runtime_stack = re.search(r"runtime stack: load (\d+), init (\d+) \(bound \d+\); call to "
                               r"kernel entry (\d+)", output)
-    macs = count_macs(args.model)
+    macs = args.macs if args.macs is not None else count_macs(args.model)
     runtime_code = runtime_code_bytes(board, runtime, elf)
     print("runtime core code linked: %d bytes (header assumes %d)" %
           (runtime_code, defines["FLASH_RUNTIME_BYTES"]))
@@ -277,6 +277,7 @@ def run_model(args):
     result_json = dict(
         board=args.board, board_desc=board["desc"], model=name, macs=macs,
         instructions=instructions, macs_per_instruction=round(macs / instructions, 4),
+        flags=" ".join(board["kiln"]),
         stack_used=int(stack.group(1)), load_stack_used=max(int(runtime_stack.group(1)),
                                                             int(runtime_stack.group(2))),
         call_stack_used=int(runtime_stack.group(3)), runtime_code=runtime_code,
@@ -322,6 +323,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--external-weights", action="store_true")
     p.add_argument("--exact", action="store_true", help="outputs must match byte for byte")
+    p.add_argument("--macs", type=int, help="MACs per inference (default: counted from ONNX)")
     p.add_argument("--timeout", type=int, default=240)
     p.set_defaults(fn=run_model)
     p = sub.add_parser("table")
