@@ -11,6 +11,10 @@
       or byte-exact with --exact,
       stack within the header's bound, RAM overhead <= 512 B), and on soft-float boards no
       hardware float instruction in the model object or the firmware. Writes DIR/result.json.
+  run_firmware.py two --board B --kiln KILN --runtime-source SRC.cpp... --name N --model M.onnx
+                      --input IN.npy --expected OUT.npy --work DIR
+      the model compiled twice (prefixes N_a, N_b) and linked into one firmware
+      (firmware/two_models.c): both libraries in one load call, both modules run and match
   run_firmware.py table RESULT.json...
       the footprint / speed table of docs/mcu.md
 
@@ -288,6 +292,45 @@ def run_model(args):
           (name, args.board, instructions, macs, macs / instructions))
 
 
+def run_two(args):
+    """Two static libraries of one model under different prefixes in one firmware."""
+    board = BOARDS[args.board]
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    runtime = os.path.join(work, "runtime", "libkiln_runtime.a")
+    build_runtime_library(board, args.runtime_source, runtime)
+    names = [args.name + "_a", args.name + "_b"]
+    for name in names:
+        run([args.kiln, "compile", args.model, "-o", os.path.join(work, name),
+             "--output-format=static-lib", "--name=" + name] + board["kiln"])
+    npy_to_bin(args.input, os.path.join(work, "input.bin"))
+    npy_to_bin(args.expected, os.path.join(work, "expected.bin"))
+    fw_dir = os.path.join(HERE, "firmware")
+    flags = board["flags"] + board.get("cflags", []) + COMMON + ["-I" + work, "-I" + fw_dir]
+    defs = []
+    for letter, name in zip("AB", names):
+        defs += ['-DKILN_MODEL_%s_HEADER="%s.h"' % (letter, name), "-DKILN_MODEL_%s=%s" % (letter, name),
+                 "-DKILN_MODEL_%s_UPPER=%s" % (letter, name.upper()),
+                 '-DKILN_MODEL_%s_NAME="%s"' % (letter, name)]
+    objects = []
+    for src, extra in (("two_models.c", defs), (board["board_c"], []),
+                       ("data.S", ['-DKILN_INPUT_PATH="%s"' % os.path.join(work, "input.bin"),
+                                   '-DKILN_EXPECTED_PATH="%s"' % os.path.join(work, "expected.bin")])):
+        obj = os.path.join(work, os.path.splitext(src)[0] + ".o")
+        run([board["cc"]] + flags + ["-std=c11"] * src.endswith(".c") + extra +
+            ["-c", os.path.join(fw_dir, src), "-o", obj])
+        objects.append(obj)
+    elf = os.path.join(work, "two_models.elf")
+    run([board["cc"]] + board["flags"] + board["link"] +
+        ["-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments", "-o", elf] + objects +
+        [os.path.join(work, n + ".o") for n in names] + [runtime])
+    cmd = board["qemu"] + ["-nographic", "-semihosting", "-kernel", elf]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    sys.stdout.write(result.stdout + result.stderr)
+    if result.returncode != 0:
+        raise SystemExit("two-model firmware exit status %d" % result.returncode)
+
+
 def table(args):
     rows = [json.load(open(p)) for p in args.results]
     print("| model | board | flash total | runtime | kernels | weights | commands+meta | "
@@ -326,6 +369,14 @@ def main():
     p.add_argument("--macs", type=int, help="MACs per inference (default: counted from ONNX)")
     p.add_argument("--timeout", type=int, default=240)
     p.set_defaults(fn=run_model)
+    p = sub.add_parser("two")
+    p.add_argument("--board", required=True, choices=sorted(BOARDS))
+    p.add_argument("--kiln", required=True)
+    p.add_argument("--runtime-source", action="append", required=True)
+    for flag in ("--name", "--model", "--input", "--expected", "--work"):
+        p.add_argument(flag, required=True)
+    p.add_argument("--timeout", type=int, default=240)
+    p.set_defaults(fn=run_two)
     p = sub.add_parser("table")
     p.add_argument("results", nargs="+")
     p.set_defaults(fn=table)
