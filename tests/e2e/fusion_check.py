@@ -34,7 +34,9 @@ def compile_and_run(args, mode):
     run([args.kiln, "compile", args.model, "-o", artifact, f"--fusion={mode}"])
     run([args.kiln, "run", artifact, f"--input=@{args.input}", f"--output=@{output}"])
     dump = json.loads(run([args.kiln, "dump", "--json", artifact]))
-    figures = {"dispatches": dump["dispatches"], "arena": dump["arena_bytes"]}
+    dispatches = dump["dispatches"]  # the list of dispatches (older dumps: the count)
+    figures = {"dispatches": len(dispatches) if isinstance(dispatches, list) else dispatches,
+               "arena": dump["arena_bytes"]}
     if args.bench:
         bench = json.loads(run([args.kiln, "bench", artifact, f"--input=@{args.input}",
                                 "--seconds=2", "--json"]))
