@@ -9,7 +9,8 @@ output.npy (PyTorch's output for it, float32). Same inputs, same files: fully de
 
     /usr/bin/python3 scripts/export_models.py OUT_DIR [NAME ...]     # default: all models
     /usr/bin/python3 scripts/export_models.py --skip-up-to-date OUT_DIR   # CTest's fixture
-    /usr/bin/python3 scripts/export_models.py --list
+    /usr/bin/python3 scripts/export_models.py --list            # the first models
+    /usr/bin/python3 scripts/export_models.py --list-families   # NAME, or NAME=OP (refusal)
 
 The output goes into a build tree, not the repository (ResNet-18 alone is 45 MB).
 """
@@ -18,17 +19,19 @@ import os
 import sys
 import time
 
+import e2e_catalog  # no torch: --list stays instant
+
 # Must match e2e_models.MODELS (checked below); tests/e2e/CMakeLists.txt reads it via --list.
-NAMES = ["mnist_cnn", "mnist_cnn_opset9", "mlp", "two_branch", "mobilenet_v2", "resnet18",
-         "squeezenet1_1"]
-FILES = ("model.onnx", "input.npy", "output.npy")
+NAMES = e2e_catalog.names()
+FILES = ("model.onnx", "input.npy", "output.npy", "case.json")
 HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCES = ("export_models.py", "e2e_models.py", "e2e_catalog.py", "e2e_vision.py",
+           "e2e_transformers.py", "e2e_detection.py")
 
 
 def upToDate(name, out_dir):
-    """All three files exist and are newer than this script and e2e_models.py."""
-    script_time = max(os.path.getmtime(os.path.join(HERE, f))
-                      for f in ("export_models.py", "e2e_models.py"))
+    """Its files exist and are newer than the export scripts."""
+    script_time = max(os.path.getmtime(os.path.join(HERE, f)) for f in SOURCES)
     paths = [os.path.join(out_dir, name, f) for f in FILES]
     return all(os.path.exists(p) and os.path.getmtime(p) > script_time for p in paths)
 
@@ -37,12 +40,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", nargs="?")
     parser.add_argument("names", nargs="*", help="models to export (default: all)")
-    parser.add_argument("--list", action="store_true", help="print the model names and exit")
+    parser.add_argument("--list", action="store_true",
+                        help="print the first models' names and exit")
+    parser.add_argument("--list-families", action="store_true",
+                        help="print the family models (NAME, or NAME=OP for an expected "
+                             "refusal of operator OP) and exit")
+    parser.add_argument("--base", action="store_true", help="only the first models (--list)")
     parser.add_argument("--skip-up-to-date", action="store_true",
                         help="keep models whose files are newer than the export scripts")
     args = parser.parse_args()
     if args.list:
-        print("\n".join(NAMES))
+        print("\n".join(e2e_catalog.BASE))
+        return
+    if args.list_families:
+        refusals = e2e_catalog.EXPECTED_REFUSALS
+        print("\n".join(f"{n}={refusals[n]}" if n in refusals else n
+                        for n, _, _ in e2e_catalog.familyModels()))
         return
     if not args.out_dir:
         parser.error("OUT_DIR is required")
@@ -51,7 +64,7 @@ def main():
         parser.error(f"unknown model {unknown[0]!r}; known: {', '.join(NAMES)}")
 
     todo = []
-    for name in args.names or NAMES:
+    for name in args.names or (e2e_catalog.BASE if args.base else NAMES):
         if args.skip_up_to_date and upToDate(name, args.out_dir):
             print(f"{name}: up to date")
         else:
@@ -62,11 +75,13 @@ def main():
     import e2e_models
     assert list(e2e_models.MODELS) == NAMES, "NAMES and e2e_models.MODELS disagree"
     torch.set_num_threads(1)  # bit-identical reference outputs from run to run
+    import warnings
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     for name in todo:
         started = time.time()
-        y = e2e_models.exportModel(name, args.out_dir)
+        y = e2e_models.exportModel(name, args.out_dir)[0].double()
         print(f"{name}: output {tuple(y.shape)} mean {y.mean():.4f} std {y.std():.4f} "
-              f"({time.time() - started:.1f} s)")
+              f"({time.time() - started:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
