@@ -26,15 +26,6 @@
 
 namespace kiln::codegen {
 namespace detail {
-
-uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem) {
-  if (parallelExtent <= 0) return 1;
-  int64_t perGroup =
-      std::max<int64_t>(1, kMinElementsPerWorkgroup / std::max<int64_t>(1, workPerItem));
-  int64_t groups = (parallelExtent + perGroup - 1) / perGroup;
-  return static_cast<uint32_t>(std::clamp<int64_t>(groups, 1, 1 << 16));
-}
-
 namespace {
 
 // f32 lanes of the vector registers the tiled kernels use; 0 on microcontrollers.

@@ -12,7 +12,14 @@ namespace kiln::codegen::detail {
 namespace {
 
 // Merges output axes i and i+1 wherever every operand walks them as one contiguous axis.
+// Axes of extent 1 go first: they iterate nothing, and their broadcast stride (0) would keep
+// a leading batch axis of 1 apart, leaving it the only axis to split over workgroups.
 void mergeAxes(std::vector<int64_t>& extents, std::vector<std::vector<int64_t>>& strides) {
+  for (size_t i = extents.size(); i-- > 0 && extents.size() > 1;) {
+    if (extents[i] != 1) continue;
+    extents.erase(extents.begin() + static_cast<long>(i));
+    for (auto& s : strides) s.erase(s.begin() + static_cast<long>(i));
+  }
   for (size_t i = extents.size(); i-- > 1;) {
     bool mergeable = std::all_of(strides.begin(), strides.end(),
                                  [&](const auto& s) { return s[i - 1] == s[i] * extents[i]; });

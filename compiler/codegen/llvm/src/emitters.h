@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "workgroup_policy.h"  // workgroupsFor: the count each emitter returns
+
 namespace kiln::codegen::detail {
 
 class KernelBuilder;
@@ -34,8 +36,5 @@ uint32_t emitArgReduce(KernelBuilder& kb);                    // emit_selection.
 uint32_t emitTopK(KernelBuilder& kb);                         // emit_selection.cpp
 uint32_t emitQuantized(KernelBuilder& kb);  // emit_quantized_elementwise.cpp (all QuantOps)
 
-// Workgroup counts: a workgroup should get at least this many elements' worth of work.
-constexpr int64_t kMinElementsPerWorkgroup = 4096;
-uint32_t workgroupsFor(int64_t parallelExtent, int64_t workPerItem);
 
 }  // namespace kiln::codegen::detail
