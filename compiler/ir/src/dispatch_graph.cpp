@@ -81,7 +81,7 @@ std::string printDispatchGraph(const DispatchGraph& graph) {
         for (const Op* op : d.fused) out << "+" << op->kindName();
         out << " \"" << d.name << "\"";
         for (const Binding& b : d.bindings) {
-          out << (b.operandIndex >= 0 ? " in " : " out ") << valueRef(b.value->name()) << "="
+          out << ((b.access & kWrite) ? " out " : " in ") << valueRef(b.value->name()) << "="
               << bufferRefToString(b.ref);
         }
         for (auto [r, w] : d.aliases) out << " inplace(" << r << "->" << w << ")";
