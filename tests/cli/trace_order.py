@@ -6,8 +6,10 @@ with `--trace` inline and on a 2-thread pool, and checks:
   - inline, the traced dispatches are exactly the dump's dispatches in the dump's order;
   - on the pool, every dispatch runs once and no dispatch runs before one of an earlier stage;
   - with --min-stage-width W, some stage of the dump holds at least W dispatches (the
-    independent branches of the model were grouped into one stage).
+    independent branches of the model were grouped into one stage);
+  - with --no-dispatch-of KIND, no dispatch has root op KIND (e.g. Concat: written in place).
 Usage: trace_order.py --kiln K --work DIR --model M.onnx --input I.npy [--min-stage-width W]
+                      [--no-dispatch-of KIND]...
 """
 import argparse
 import json
@@ -46,6 +48,7 @@ def main():
     parser.add_argument("--model", required=True)
     parser.add_argument("--input", action="append", default=[])
     parser.add_argument("--min-stage-width", type=int, default=1)
+    parser.add_argument("--no-dispatch-of", action="append", default=[])
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     artifact = os.path.join(args.work, "model.kiln")
@@ -62,6 +65,11 @@ def main():
     print(f"{len(order)} dispatches in {len(set(stages))} stages, widest stage {widest}")
     if widest < args.min_stage_width:
         failures.append(f"no stage holds {args.min_stage_width} dispatches (widest: {widest})")
+
+    for kind in args.no_dispatch_of:
+        found = [d.get("name", "") for d in dispatches if d.get("name", "").split("+")[0] == kind]
+        if found:
+            failures.append(f"{len(found)} dispatches of {kind} remain")
 
     inline = traced(args.kiln, artifact, args.input, 0)
     if inline != order:
