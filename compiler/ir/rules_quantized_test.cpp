@@ -73,6 +73,9 @@ TEST_F(QuantRules, ConvShapesNhwc) {
   EXPECT_EQ(typeOf(OpKind::Quantize, {tensor({3}, DType::F32, {})}, attrs({{"to", int64_t(DType::I16)}})).dtype,
             DType::I16);
   EXPECT_EQ(typeOf(OpKind::Dequantize, {act({3})}).dtype, DType::F32);
+  EXPECT_EQ(typeOf(OpKind::QMean, {act({1, 5, 6, 3})}, attrs({{"axes", Ints{1, -2}}})).shape, (Shape{1, 1, 1, 3}));
+  EXPECT_EQ(typeOf(OpKind::QMean, {act({1, 5, 6, 3})}, attrs({{"axes", Ints{2}}, {"keepdims", int64_t(0)}})).shape,
+            (Shape{1, 5, 3}));
   EXPECT_EQ(typeOf(OpKind::Requantize, {tensor({3}, DType::I32, perTensor(1e-7f, 0))},
                    attrs({{"to", int64_t(DType::I16)}}))
                 .dtype,
@@ -108,6 +111,7 @@ TEST_F(QuantRules, Errors) {
             "attribute 'to' is f32, expected i8 or i16");
   EXPECT_EQ(error(OpKind::Requantize, {tensor({3}, DType::I32, {})}, attrs({{"to", int64_t(DType::I8)}})),
             "operand 0 must be quantized per tensor");
+  EXPECT_EQ(error(OpKind::QMean, {act({2, 3})}, attrs({{"axes", Ints{1, -1}}})), "axes repeat axis -1");
   EXPECT_EQ(error(OpKind::Dequantize, {tensor({3}, DType::F32, {})}), "operand 0 has dtype f32, expected i8, i16 or i32");
 }
 

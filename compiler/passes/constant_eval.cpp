@@ -217,6 +217,7 @@ bool isQuantizedOp(OpKind kind) {
     case OpKind::QLogistic:
     case OpKind::QTanh:
     case OpKind::QHardSwish:
+    case OpKind::QMean:
     case OpKind::Quantize:
     case OpKind::Dequantize:
     case OpKind::Requantize:

@@ -507,6 +507,37 @@ TEST(QuantizedKernels, SoftmaxInt8MatchesFloatWithinOneStep) {
   for (int i = 10; i < 20; ++i) EXPECT_EQ(got[size_t(i)], -102);  // 0.1 * 256 = 25.6 -> 26 - 128
 }
 
+TEST(QuantizedKernels, MeanBothTflmPaths) {
+  // x [2,3,4,5] reduced over axes 1 and 2 (keepdims): 12 elements per output.
+  std::vector<int8_t> x = randomInts<int8_t>(120, 71, -128, 127);
+  for (bool same : {true, false}) {
+    KernelDesc d = quantKernel(QuantOp::Mean, {{ElemType::I8, {2, 3, 4, 5}}}, {ElemType::I8, {2, 1, 1, 5}});
+    d.axes = {1, 2};
+    d.quant.sameParameters = same;
+    d.quant.inputZeroPoint = same ? 0 : -7;
+    d.quant.outputZeroPoint = same ? 0 : 12;
+    d.quant.scale = 0.02f / 0.015f;
+    d.quant.actMin = -128, d.quant.actMax = 127;
+    std::vector<int8_t> got = run<int8_t>(d, {x.data()});
+    for (int n = 0; n < 2; ++n)
+      for (int c = 0; c < 5; ++c) {
+        int32_t sum = 0;
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 4; ++j) sum += x[size_t(((n * 3 + i) * 4 + j) * 5 + c)];
+        int32_t want;
+        if (same) {
+          want = sum / 12;  // C++ division truncates toward zero, as TFLM's
+        } else {
+          volatile float mean = float(sum) / 12.0f;  // no contraction in the reference either
+          volatile float product = mean * d.quant.scale;
+          float value = product + float(7) * d.quant.scale;
+          want = clampTo(int32_t(std::round(value)) + 12, -128, 127);
+        }
+        ASSERT_EQ(got[size_t(n * 5 + c)], want) << same << " " << n << " " << c;
+      }
+  }
+}
+
 TEST(QuantizedKernels, DescriptionErrorsNameTheKernel) {
   KernelDesc d = quantKernel(QuantOp::Softmax, {{ElemType::I8, {4}}}, {ElemType::I8, {4}});
   try {

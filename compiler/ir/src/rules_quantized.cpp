@@ -183,6 +183,28 @@ RuleResult ruleQUnary(const RuleInput& in) {
   return single(typeOf(in, 0));
 }
 
+RuleResult ruleQMean(const RuleInput& in) {
+  requireQuantActivation(in, 0);
+  const TensorType& x = typeOf(in, 0);
+  std::vector<int64_t> axes = in.attrs.getInts("axes");
+  if (axes.empty()) fail("axes must name at least one axis");
+  std::vector<bool> reduced(size_t(x.rank()), false);
+  for (int64_t a : axes) {
+    int64_t axis = normalizeAxis(a, x.rank());
+    if (reduced[size_t(axis)]) fail("axes repeat axis " + std::to_string(a));
+    reduced[size_t(axis)] = true;
+  }
+  const bool keepDims = in.attrs.getInt("keepdims", 1) != 0;
+  Shape out;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (!reduced[size_t(i)])
+      out.push_back(x.shape[size_t(i)]);
+    else if (keepDims)
+      out.push_back(1);
+  }
+  return single(TensorType(x.dtype, out));
+}
+
 // Quantize (f32 -> i8/i16) and Requantize (i8/i16/i32 -> i8/i16/i32).
 RuleResult ruleQuantize(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);

@@ -42,6 +42,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb);            // Conv, DepthwiseConv
 uint32_t emitQuantizedFullyConnected(KernelBuilder& kb);  // emit_quantized_conv.cpp
 uint32_t emitQuantizedPool(KernelBuilder& kb);            // emit_quantized_pool.cpp
 uint32_t emitQuantizedSoftmax(KernelBuilder& kb);         // emit_quantized_pool.cpp
+uint32_t emitQuantizedMean(KernelBuilder& kb);            // emit_quantized_pool.cpp
 uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
 
 }  // namespace kiln::codegen::detail

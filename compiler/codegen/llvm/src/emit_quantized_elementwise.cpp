@@ -132,6 +132,8 @@ uint32_t emitQuantized(KernelBuilder& kb) {
       return emitQuantizedPool(kb);
     case QuantOp::Softmax:
       return emitQuantizedSoftmax(kb);
+    case QuantOp::Mean:
+      return emitQuantizedMean(kb);
     default:
       return emitQuantizedElementwise(kb);
   }

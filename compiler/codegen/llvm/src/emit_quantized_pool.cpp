@@ -1,7 +1,10 @@
 // Quantized pooling (NHWC average and max, TFLite reference semantics: only taps inside the
 // image count, the average rounds half away from zero with a truncating i32 division) and
 // the int8 softmax (TFLite's gemmlowp fixed-point path: exp from a compile-time table of the
-// same integer function, Q12.19 sum, Newton-Raphson reciprocal at run time).
+// same integer function, Q12.19 sum, Newton-Raphson reciprocal at run time), and TFLM's
+// integer MEAN (an i32 sum, then a truncating division or TFLM's float rescale).
+#include <algorithm>
+
 #include "emit_quantized.h"
 #include "emitters.h"
 
@@ -118,6 +121,51 @@ uint32_t emitQuantizedSoftmax(KernelBuilder& kb) {
     });
   });
   return workgroupsFor(outer, depth * 3);
+}
+
+uint32_t emitQuantizedMean(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t> strides = rowMajorStrides(xs);
+  std::vector<int64_t> keptExtents, keptStrides, reducedExtents, reducedStrides;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    bool reduced = std::find(d.axes.begin(), d.axes.end(), int64_t(i)) != d.axes.end();
+    (reduced ? reducedExtents : keptExtents).push_back(xs[i]);
+    (reduced ? reducedStrides : keptStrides).push_back(strides[i]);
+  }
+  int64_t count = 1;
+  for (int64_t e : reducedExtents) count *= e;
+  const int64_t outputs = d.output.elementCount();
+  const ElemType t = d.inputs[0].type;
+  llvm::Type* i32 = ir.getInt32Ty();
+  kb.forWorkgroupShare(outputs, [&](llvm::Value* o) {
+    llvm::Value* base = keptExtents.empty() ? kb.index(0) : kb.linearize(kb.decompose(o, keptExtents), keptStrides);
+    llvm::Value* sum = kb.local(i32, "sum");
+    ir.CreateStore(qConst(kb, 0), sum);
+    kb.forRange(0, count, [&](llvm::Value* r) {
+      llvm::Value* at = ir.CreateAdd(base, kb.linearize(kb.decompose(r, reducedExtents), reducedStrides));
+      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(i32, sum), qToI32(kb, kb.load(0, t, at))), sum);
+    });
+    llvm::Value* total = ir.CreateLoad(i32, sum);
+    llvm::Value* y;
+    if (q.sameParameters) {
+      // TFLM's reference Mean: the raw sum divided by the count, truncating.
+      y = ir.CreateSDiv(total, qConst(kb, int32_t(count)));
+    } else {
+      // TFLM's QuantizedMeanOrSum: float mean, float rescale, round half away, + zero point.
+      llvm::IRBuilder<>::FastMathFlagGuard guard(ir);
+      ir.clearFastMathFlags();  // no contraction: TFLM rounds the product and the sum apart
+      llvm::Value* mean = ir.CreateFDiv(ir.CreateSIToFP(total, ir.getFloatTy()), kb.f32(float(count)));
+      const float bias = float(-q.inputZeroPoint) * q.scale;
+      llvm::Value* r = ir.CreateFAdd(ir.CreateFMul(mean, kb.f32(q.scale)), kb.f32(bias));
+      y = ir.CreateAdd(qRoundToInt(kb, r), qConst(kb, q.outputZeroPoint));
+    }
+    y = qClamp(kb, y, q.actMin, q.actMax);
+    kb.store(kb.outputBinding(), t, o, ir.CreateTrunc(y, kb.elemType(t)));
+  });
+  return workgroupsFor(outputs, count);
 }
 
 }  // namespace kiln::codegen::detail

@@ -240,6 +240,20 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       setActivation(op, q);
       break;
     }
+    case OpKind::QMean: {
+      const ir::QuantParams& x = quantOf(op, op.operand(0), "input");
+      const ir::QuantParams& y = quantOf(op, op.result(), "result");
+      q.op = QuantOp::Mean;
+      const int64_t rank = int64_t(op.operand(0)->shape().size());
+      for (int64_t a : attrs.getInts("axes")) d.axes.push_back(a < 0 ? a + rank : a);
+      std::sort(d.axes.begin(), d.axes.end());
+      q.inputZeroPoint = zeroPoint(x);
+      q.outputZeroPoint = zeroPoint(y);
+      q.sameParameters = x.scales[0] == y.scales[0] && x.zeroPoints[0] == y.zeroPoints[0];
+      q.scale = x.scales[0] / y.scales[0];  // TFLM: float ratio
+      setActivation(op, q);
+      break;
+    }
     case OpKind::QLogistic:
     case OpKind::QTanh: {
       // TFLM's int8 kernels evaluated for all 256 inputs at compile time.

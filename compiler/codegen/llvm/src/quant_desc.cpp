@@ -2,6 +2,7 @@
 // by verifyKernel before emission, so the emitters never index outside a binding).
 #include "kiln/codegen/quant_desc.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen_error.h"
@@ -31,7 +32,8 @@ std::string QuantDesc::key(const KernelDesc& d) {
      << ',' << q.weightZeroPoint << ',' << q.outputZeroPoint << " act" << q.actMin << ','
      << q.actMax << " in" << q.input1Multiplier << ',' << q.input1Shift << ','
      << q.input2Multiplier << ',' << q.input2Shift << ',' << q.leftShift << " scale"
-     << q.scale;
+     << q.scale << " same" << q.sameParameters << " axes";
+  for (int64_t a : d.axes) os << a << ',';
   printInts(os, "m", q.multipliers);
   printInts(os, "sh", q.shifts);
   printInts(os, "t", q.table);
@@ -135,8 +137,19 @@ void verifyQuantKernel(const KernelDesc& d) {
       require(isQuantInt(x.type) && isQuantInt(d.output.type), "integer -> integer only");
       require(q.multipliers.size() == 1, "one multiplier");
       break;
+    case QuantOp::Mean: {
+      require(d.inputs.size() == 1 && x.type == d.output.type, "dtype");
+      require(x.type == ElemType::I8 || x.type == ElemType::I16, "i8 or i16 only");
+      require(!d.axes.empty(), "no axes");
+      int64_t kept = 1;
+      for (size_t i = 0; i < x.shape.size(); ++i)
+        if (std::find(d.axes.begin(), d.axes.end(), int64_t(i)) == d.axes.end()) kept *= x.shape[i];
+      for (int64_t a : d.axes) require(a >= 0 && a < int64_t(x.shape.size()), "axis out of range");
+      require(kept == d.output.elementCount(), "output size does not match the kept axes");
+      break;
+    }
   }
-  if (q.op != QuantOp::Conv && q.op != QuantOp::DepthwiseConv &&
+  if (q.op != QuantOp::Conv && q.op != QuantOp::DepthwiseConv && q.op != QuantOp::Mean &&
       q.op != QuantOp::TransposeConv && q.op != QuantOp::FullyConnected &&
       q.op != QuantOp::Add && q.op != QuantOp::Sub && q.op != QuantOp::Mul) {
     require(x.elementCount() == d.output.elementCount() || q.op == QuantOp::AveragePool ||

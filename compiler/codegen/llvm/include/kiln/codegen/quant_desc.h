@@ -30,6 +30,7 @@ enum class QuantOp : uint8_t {
   Quantize,    // f32 -> int: round(x / scale) + zp
   Dequantize,  // int -> f32: (x - zp) * scale
   Requantize,  // int -> int: MBQM(x - zx, m, s) + zy
+  Mean,        // over KernelDesc::axes: integer division (same parameters) or float rescale
 };
 
 struct QuantDesc {
@@ -48,7 +49,8 @@ struct QuantDesc {
   int32_t input2Multiplier = 0, input2Shift = 0;
   int32_t leftShift = 0;
   std::vector<int32_t> table;  // Softmax / Lookup
-  float scale = 1.0f;          // Quantize: output scale; Dequantize: input scale
+  float scale = 1.0f;          // Quantize: output scale; Dequantize: input scale; Mean: sx / sy
+  bool sameParameters = false;  // Mean: input and result quantization equal
 
   // Canonical text of the quantized fields and the window of `desc` (part of its key()).
   static std::string key(const KernelDesc& desc);
