@@ -52,6 +52,14 @@ BOARDS = {
         link=ARM_LINK + ["-T", os.path.join(HERE, "boards", "mps2_an505.ld")],
         board_c="board_arm.c",
         qemu=["qemu-system-arm", "-M", "mps2-an505", "-cpu", "cortex-m33"]),
+    "m7": dict(
+        desc="Cortex-M7, double-precision FPU (QEMU mps2-an500)", arch="arm", soft=False,
+        cc="arm-none-eabi-gcc", cxx="arm-none-eabi-g++",
+        flags=["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+        kiln=["--target=cortex-m7"],
+        link=ARM_LINK + ["-T", os.path.join(HERE, "boards", "mps2_an500.ld")],
+        board_c="board_arm.c",
+        qemu=["qemu-system-arm", "-M", "mps2-an500", "-cpu", "cortex-m7"]),
     "m4f": dict(
         desc="Cortex-M4F, FPU (QEMU mps2-an386)", arch="arm", soft=False,
         cc="arm-none-eabi-gcc", cxx="arm-none-eabi-g++",

@@ -21,9 +21,9 @@ struct RuntimeFigures {
   bool measured = false;         // false: a 32-bit estimate for a custom target
 };
 
-// Figures for a target by CPU and float ABI (Cortex-M33, Cortex-M4 with and without FPU,
-// RV32 with and without F); other targets (cortex-m7, custom triples) get the largest measured
-// figures, flagged as unmeasured.
+// Figures for a target by CPU and float ABI (Cortex-M33, Cortex-M7, Cortex-M4 with and without
+// FPU, RV32 with and without F); other targets (custom triples on other CPUs) get the largest
+// measured figures, flagged as unmeasured.
 RuntimeFigures runtimeFigures(const codegen::TargetConfig& target);
 
 }  // namespace kiln::driver

@@ -165,6 +165,21 @@ TEST(StaticLib, PrefixFromOutputName) {
       << header;
 }
 
+TEST(StaticLib, UnmeasuredTargetSaysSo) {
+  CompileOptions options = staticLib("", scratch("m3.o"));
+  options.target.triple = "thumbv7m-none-eabi";
+  options.target.cpu = "cortex-m3";
+  CompileSummary summary = compile(options);
+  EXPECT_NE(summary.footprint.find("runtime figures not measured on this target"),
+            std::string::npos)
+      << summary.footprint;
+  std::string header = readText(scratch("m3.h"));
+  EXPECT_NE(header.find("not measured here: largest measured figure"), std::string::npos);
+  // Measured targets do not carry the remark.
+  CompileSummary m7 = compile(staticLib("cortex-m7", scratch("m7.o")));
+  EXPECT_EQ(m7.footprint.find("not measured"), std::string::npos) << m7.footprint;
+}
+
 TEST(StaticLib, Errors) {
   EXPECT_EQ(errorOf(staticLib("x86_64", scratch("host"))),
             "--output-format=static-lib needs a microcontroller target (cortex-m4, cortex-m33, "

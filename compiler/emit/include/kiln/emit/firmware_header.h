@@ -25,8 +25,8 @@ struct Footprint {
   uint64_t kernelStack = 0;   // deepest kernel call chain (LLVM's .stack_sizes)
   uint64_t runtimeStack = 0;  // the runtime's stack at a kernel's entry during a call (measured)
   uint64_t loadStack = 0;     // the runtime's deepest use in module load / context init (measured)
-  // False when the runtime figures were not measured on this target (cortex-m7, custom
-  // triples): the largest measured figures stand in.
+  // False when the runtime figures were not measured on this target (custom triples on other
+  // CPUs): the largest measured figures stand in.
   bool runtimeMeasured = true;
 
   uint64_t flashTotal() const { return runtimeCode + kernelCode + kernelTables + constants + commands; }
