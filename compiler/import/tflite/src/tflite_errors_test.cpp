@@ -32,7 +32,8 @@ const std::filesystem::path kKws = std::filesystem::path(KILN_TESTDATA_DIR) / "t
                                    "mlperf-tiny" / "keyword_spotting__kws_ref_model.tflite";
 
 // x [1,4] -> op -> y [1,4]
-TestModel oneOp(int32_t code, fb::TensorType type = fb::TensorType::FLOAT32, std::string custom = "") {
+TestModel oneOp(int32_t code, fb::TensorType type = fb::TensorType::FLOAT32,
+                std::string custom = "") {
   TestModel m;
   m.tensors = {{"x", type, {1, 4}}, {"y", type, {1, 4}}};
   m.operators = {{code, {0}, {1}}};
@@ -47,12 +48,14 @@ TEST(TfliteErrors, MissingFile) {
     importTfliteFile("/nonexistent/model.tflite");
     FAIL();
   } catch (const CompileError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/model.tflite: cannot open TFLite model: No such file or directory");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent/model.tflite: cannot open TFLite model: No such file or directory");
   }
 }
 
 TEST(TfliteErrors, TooShort) {
-  EXPECT_EQ(errorOf("abc"), "m.tflite: not a TFLite model: the file is 3 bytes long, too short for a flatbuffer");
+  EXPECT_EQ(errorOf("abc"),
+            "m.tflite: not a TFLite model: the file is 3 bytes long, too short for a flatbuffer");
 }
 
 TEST(TfliteErrors, WrongIdentifier) {
@@ -76,8 +79,9 @@ TEST(TfliteErrors, UnsupportedOperator) {
 }
 
 TEST(TfliteErrors, CustomOperator) {
-  EXPECT_EQ(errorOf(buildTflite(oneOp(32, fb::TensorType::FLOAT32, "TFLite_Detection_PostProcess"))),
-            "m.tflite: unsupported TFLite custom operator 'TFLite_Detection_PostProcess' at operator #0");
+  EXPECT_EQ(
+      errorOf(buildTflite(oneOp(32, fb::TensorType::FLOAT32, "TFLite_Detection_PostProcess"))),
+      "m.tflite: unsupported TFLite custom operator 'TFLite_Detection_PostProcess' at operator #0");
 }
 
 TEST(TfliteErrors, SchemaVersion) {
@@ -118,13 +122,15 @@ TEST(TfliteErrors, ConstantOfTheWrongSize) {
 
 TEST(TfliteErrors, TensorUsedBeforeItIsProduced) {
   TestModel m;
-  m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 4}}, {"t", fb::TensorType::FLOAT32, {1, 4}},
+  m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 4}},
+               {"t", fb::TensorType::FLOAT32, {1, 4}},
                {"y", fb::TensorType::FLOAT32, {1, 4}}};
   m.operators = {{19, {1}, {2}}, {19, {0}, {1}}};
   m.inputs = {0};
   m.outputs = {2};
   EXPECT_EQ(errorOf(buildTflite(m)),
-            "m.tflite: operator #0 (RELU): input tensor 't' (#1) is used before any operator produces it");
+            "m.tflite: operator #0 (RELU): input tensor 't' (#1) is used before any operator "
+            "produces it");
 }
 
 TEST(TfliteErrors, TensorIndexOutOfRange) {
@@ -155,7 +161,8 @@ TEST(TfliteErrors, MutatedModelsNeverCrash) {
       ++refused;
     }
   };
-  for (size_t cut = 0; cut < bytes.size(); cut += bytes.size() / 50 + 1) attempt(bytes.substr(0, cut));
+  for (size_t cut = 0; cut < bytes.size(); cut += bytes.size() / 50 + 1)
+    attempt(bytes.substr(0, cut));
   std::mt19937 rng(7);
   for (int i = 0; i < 300; ++i) {
     std::string mutated = bytes;

@@ -15,16 +15,16 @@ namespace tflite {
 
 Translation::Translation(const ModelFile& file, const TfliteImportOptions& options)
     : file_(file), options_(options), subgraph_(file.mainGraph()) {
-  std::string name = subgraph_.name() && subgraph_.name()->size() ? subgraph_.name()->str()
-                                                                  : std::string("main");
+  std::string name =
+      subgraph_.name() && subgraph_.name()->size() ? subgraph_.name()->str() : std::string("main");
   graph_ = std::make_unique<ir::Graph>(name);
   slots_.resize(subgraph_.tensors() ? subgraph_.tensors()->size() : 0);
 }
 
 void Translation::fail(const std::string& message) const {
-  std::string where = current_ ? "operator #" + std::to_string(current_->index) + " (" +
-                                     current_->name + "): "
-                               : std::string();
+  std::string where =
+      current_ ? "operator #" + std::to_string(current_->index) + " (" + current_->name + "): "
+               : std::string();
   throw CompileError(file_.displayName() + ": " + where + message);
 }
 
@@ -41,7 +41,7 @@ void Translation::createInputs() {
     throw CompileError(file_.displayName() + ": the TFLite model has no inputs");
   for (int32_t index : *subgraph_.inputs()) {
     Slot& s = slot(index);
-    if (s.value) continue;  // listed twice
+    if (s.value) continue;            // listed twice
     if (isConstant(index)) continue;  // a constant listed as an input: keep it constant
     s.value = graph_->addInput(tensorName(index), tensorType(index));
   }
@@ -65,8 +65,8 @@ void Translation::translateOperators() {
     if (view.name.empty()) view.name = "builtin " + std::to_string(view.code);
     if (view.code == 32) {  // CUSTOM
       std::string custom = code->custom_code() ? code->custom_code()->str() : "";
-      throw CompileError(file_.displayName() + ": unsupported TFLite custom operator '" +
-                         custom + "' at operator #" + std::to_string(i));
+      throw CompileError(file_.displayName() + ": unsupported TFLite custom operator '" + custom +
+                         "' at operator #" + std::to_string(i));
     }
     TranslateFn translate = findTranslator(view.code);
     if (!translate)

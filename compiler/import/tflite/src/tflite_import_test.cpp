@@ -1,13 +1,14 @@
 // TFLite importer: one tiny in-memory model per translation rule (layouts, weights permuted
 // to the IR's layouts, SAME padding, quantized ops with their activation clamps, strided
 // slices, debug outputs), and every model of ../shared/testdata/tflite imported.
+#include "kiln/import/tflite/tflite_import.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <map>
 
-#include "kiln/import/tflite/tflite_import.h"
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/printer.h"
 #include "kiln/support/diagnostics.h"
@@ -50,7 +51,10 @@ TestModel convModel(fb::Padding padding = fb::Padding::SAME, int stride = 1, int
                {"w", fb::TensorType::FLOAT32, {3, 3, 3, 2}, floatBytes(iota(54))},
                {"b", fb::TensorType::FLOAT32, {3}, floatBytes({0.5f, 1.5f, 2.5f})},
                {"y", fb::TensorType::FLOAT32, {1, out, out, 3}}};
-  m.operators = {{3, {0, 1, 2}, {3}, fb::BuiltinOptions::Conv2DOptions,
+  m.operators = {{3,
+                  {0, 1, 2},
+                  {3},
+                  fb::BuiltinOptions::Conv2DOptions,
                   convOptions(padding, stride, fb::ActivationFunctionType::RELU)}};
   m.inputs = {0};
   m.outputs = {3};
@@ -95,7 +99,10 @@ TEST(TfliteImport, DepthwiseBecomesAGroupedConvolution) {
   m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 3, 3, 2}},
                {"w", fb::TensorType::FLOAT32, {1, 2, 2, 4}, floatBytes(iota(16))},
                {"y", fb::TensorType::FLOAT32, {1, 2, 2, 4}}};
-  m.operators = {{4, {0, 1, -1}, {2}, fb::BuiltinOptions::DepthwiseConv2DOptions,
+  m.operators = {{4,
+                  {0, 1, -1},
+                  {2},
+                  fb::BuiltinOptions::DepthwiseConv2DOptions,
                   [](flatbuffers::FlatBufferBuilder& b) {
                     return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::VALID, 1, 1, 2).Union();
                   }}};
@@ -120,9 +127,10 @@ TEST(TfliteImport, ChannelsFirstFlowsThroughElementwiseOpsAndPools) {
   m.tensors.push_back({"pool", fb::TensorType::FLOAT32, {1, 1, 1, 3}});
   m.tensors.push_back({"flat", fb::TensorType::FLOAT32, {1, 3}});
   m.operators.push_back({0, {3, 4}, {5}});
-  m.operators.push_back({1, {5}, {6}, fb::BuiltinOptions::Pool2DOptions, [](flatbuffers::FlatBufferBuilder& b) {
-                           return fb::CreatePool2DOptions(b, fb::Padding::VALID, 4, 4, 4, 4).Union();
-                         }});
+  m.operators.push_back(
+      {1, {5}, {6}, fb::BuiltinOptions::Pool2DOptions, [](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreatePool2DOptions(b, fb::Padding::VALID, 4, 4, 4, 4).Union();
+       }});
   m.operators.push_back({22, {6}, {7}});
   m.outputs = {7};
   auto g = importTfliteBytes(buildTflite(m), {}, "cnn.tflite");
@@ -136,11 +144,21 @@ TEST(TfliteImport, ChannelsFirstFlowsThroughElementwiseOpsAndPools) {
 
 TEST(TfliteImport, QuantizedConvKeepsNhwcAndClampsTheFusedRelu6) {
   TestModel m;
-  m.tensors = {{"x", fb::TensorType::INT8, {1, 3, 3, 2}, {}, {0.5f}, {1}},
-               {"w", fb::TensorType::INT8, {2, 1, 1, 2}, int8Bytes({1, -2, 3, 4}), {0.25f, 0.125f}, {0, 0}, 0},
-               {"b", fb::TensorType::INT32, {2}, int32Bytes({10, -10}), {0.125f, 0.0625f}, {0, 0}, 0},
-               {"y", fb::TensorType::INT8, {1, 3, 3, 2}, {}, {0.05f}, {-10}}};
-  m.operators = {{3, {0, 1, 2}, {3}, fb::BuiltinOptions::Conv2DOptions,
+  m.tensors = {
+      {"x", fb::TensorType::INT8, {1, 3, 3, 2}, {}, {0.5f}, {1}},
+      {"w",
+       fb::TensorType::INT8,
+       {2, 1, 1, 2},
+       int8Bytes({1, -2, 3, 4}),
+       {0.25f, 0.125f},
+       {0, 0},
+       0},
+      {"b", fb::TensorType::INT32, {2}, int32Bytes({10, -10}), {0.125f, 0.0625f}, {0, 0}, 0},
+      {"y", fb::TensorType::INT8, {1, 3, 3, 2}, {}, {0.05f}, {-10}}};
+  m.operators = {{3,
+                  {0, 1, 2},
+                  {3},
+                  fb::BuiltinOptions::Conv2DOptions,
                   convOptions(fb::Padding::SAME, 1, fb::ActivationFunctionType::RELU6)}};
   m.inputs = {0};
   m.outputs = {3};
@@ -169,7 +187,10 @@ TEST(TfliteImport, StridedSliceFollowsTflitesMasks) {
                {"end", fb::TensorType::INT32, {2}, int32Bytes({0, 0})},
                {"strides", fb::TensorType::INT32, {2}, int32Bytes({1, -2})},
                {"y", fb::TensorType::FLOAT32, {3, 3}}};
-  m.operators = {{45, {0, 1, 2, 3}, {4}, fb::BuiltinOptions::StridedSliceOptions,
+  m.operators = {{45,
+                  {0, 1, 2, 3},
+                  {4},
+                  fb::BuiltinOptions::StridedSliceOptions,
                   [](flatbuffers::FlatBufferBuilder& b) {
                     return fb::CreateStridedSliceOptions(b, 0, /*end_mask=*/1).Union();
                   }}};
@@ -224,7 +245,8 @@ TEST(TfliteImport, EveryTestdataModel) {
       refused[entry.path().stem().string()] = e.what();
     }
   }
-  for (const auto& [name, message] : refused) std::printf("refused %s: %s\n", name.c_str(), message.c_str());
+  for (const auto& [name, message] : refused)
+    std::printf("refused %s: %s\n", name.c_str(), message.c_str());
   EXPECT_EQ(refused.size(), 2u);
   EXPECT_TRUE(refused.count("anomaly_detection__ToyCar__baseline_tf23__model__model_ToyCar_quant"));
   EXPECT_TRUE(refused.count("keyword_spotting__kws_ref_model_float32"));

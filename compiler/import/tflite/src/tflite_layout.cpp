@@ -56,8 +56,8 @@ ir::Value* Translation::reshape(ir::Value* value, const ir::Shape& shape,
   ir::TensorType type = value->type();
   type.shape = shape;
   if (type.quant && type.quant->perChannel()) type.quant.reset();  // not for per-channel data
-  return emit(ir::OpKind::Reshape, {value, constantI64(value->name() + "/shape", shape)}, {},
-              type, resultName);
+  return emit(ir::OpKind::Reshape, {value, constantI64(value->name() + "/shape", shape)}, {}, type,
+              resultName);
 }
 
 ir::Value* Translation::transpose(ir::Value* value, const std::vector<int64_t>& perm,

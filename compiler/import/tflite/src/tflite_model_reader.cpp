@@ -36,8 +36,7 @@ ModelFile::ModelFile(std::string_view bytes, std::string displayName)
     fail("corrupt or truncated TFLite model: the flatbuffer failed verification");
   model_ = fb::GetModel(data);
   if (model_->version() != 3)
-    fail("TFLite schema version " + std::to_string(model_->version()) +
-         "; kiln reads version 3");
+    fail("TFLite schema version " + std::to_string(model_->version()) + "; kiln reads version 3");
   if (!model_->subgraphs() || model_->subgraphs()->size() == 0)
     fail("the TFLite model has no subgraph");
   if (!model_->buffers()) fail("the TFLite model has no buffer table");
@@ -45,7 +44,8 @@ ModelFile::ModelFile(std::string_view bytes, std::string displayName)
 
 ModelFile ModelFile::read(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CompileError(path.string() + ": cannot open TFLite model: " + std::strerror(errno));
+  if (!in)
+    throw CompileError(path.string() + ": cannot open TFLite model: " + std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw CompileError(path.string() + ": cannot read TFLite model");
   return ModelFile(bytes, path.string());

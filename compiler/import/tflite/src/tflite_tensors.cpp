@@ -11,15 +11,24 @@ namespace {
 
 std::optional<ir::DType> toDType(fb::TensorType type) {
   switch (type) {
-    case fb::TensorType::FLOAT32: return ir::DType::F32;
-    case fb::TensorType::FLOAT16: return ir::DType::F16;
-    case fb::TensorType::INT8: return ir::DType::I8;
-    case fb::TensorType::UINT8: return ir::DType::U8;
-    case fb::TensorType::INT16: return ir::DType::I16;
-    case fb::TensorType::INT32: return ir::DType::I32;
-    case fb::TensorType::INT64: return ir::DType::I64;
-    case fb::TensorType::BOOL: return ir::DType::Bool;
-    default: return std::nullopt;
+    case fb::TensorType::FLOAT32:
+      return ir::DType::F32;
+    case fb::TensorType::FLOAT16:
+      return ir::DType::F16;
+    case fb::TensorType::INT8:
+      return ir::DType::I8;
+    case fb::TensorType::UINT8:
+      return ir::DType::U8;
+    case fb::TensorType::INT16:
+      return ir::DType::I16;
+    case fb::TensorType::INT32:
+      return ir::DType::I32;
+    case fb::TensorType::INT64:
+      return ir::DType::I64;
+    case fb::TensorType::BOOL:
+      return ir::DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -90,8 +99,9 @@ bool Translation::isConstant(int32_t index) const {
   if (t.buffer() == 0) return false;
   const auto* buffers = file_.model().buffers();
   if (t.buffer() >= buffers->size())
-    throw CompileError(file_.displayName() + ": tensor '" + tensorName(index) + "' refers to buffer " +
-                       std::to_string(t.buffer()) + " of " + std::to_string(buffers->size()));
+    throw CompileError(file_.displayName() + ": tensor '" + tensorName(index) +
+                       "' refers to buffer " + std::to_string(t.buffer()) + " of " +
+                       std::to_string(buffers->size()));
   const fb::Buffer* buffer = buffers->Get(t.buffer());
   if (buffer->offset() > 1)
     throw CompileError(file_.displayName() + ": tensor '" + tensorName(index) +

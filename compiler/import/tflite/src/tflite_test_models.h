@@ -29,8 +29,8 @@ struct TestOperator {
   int32_t code = 0;
   std::vector<int32_t> inputs, outputs;
   fb::BuiltinOptions optionsType = fb::BuiltinOptions::NONE;
-  OptionsBuilder options;   // builds the options table (when optionsType is set)
-  std::string customCode;   // for code 32 (CUSTOM)
+  OptionsBuilder options;  // builds the options table (when optionsType is set)
+  std::string customCode;  // for code 32 (CUSTOM)
 };
 
 struct TestModel {

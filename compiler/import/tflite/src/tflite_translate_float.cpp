@@ -1,8 +1,8 @@
-// Operator translators. Float data maps to the IR's ONNX-style ops: convolutions and pools
-// run channels first (NCHW) and their results stay channels first until an operator needs
-// NHWC (a Reshape, a graph output...); elementwise ops follow their operands' layout.
-// Integer (quantized) data goes to tflite_translate_quantized.cpp; data movement (reshape,
-// pad, slice, transpose, concat) is shared, the quantization parameters riding along.
+// Compute operators on float data -> the IR's ONNX-style ops: convolutions and pools run
+// channels first (NCHW) and their results stay channels first until an operator needs NHWC
+// (a Reshape, a graph output...); elementwise ops follow their operands' layout. Integer
+// (quantized) data goes to tflite_translate_quantized.cpp, data movement to
+// tflite_translate_data.cpp.
 #include <cmath>
 
 #include "kiln/ir/constant_data.h"
@@ -14,14 +14,6 @@ namespace {
 
 using ir::OpKind;
 
-// NHWC dim -> its position in NCHW.
-constexpr int64_t kNchwPosition[4] = {0, 2, 3, 1};
-
-bool isQuantizedType(const ir::TensorType& type) {
-  return type.dtype == ir::DType::I8 || type.dtype == ir::DType::I16 ||
-         type.dtype == ir::DType::U8;
-}
-
 // The output tensor's name for the final value; intermediate values get a suffix.
 std::string outName(Translation& t, const OpView& v, const char* suffix = "") {
   return t.tensorName(v.outputs[0]) + suffix;
@@ -31,20 +23,25 @@ std::string outName(Translation& t, const OpView& v, const char* suffix = "") {
 ir::Value* floatActivation(Translation& t, ir::Value* x, fb::ActivationFunctionType act,
                            const std::string& name) {
   switch (act) {
-    case fb::ActivationFunctionType::NONE: return x;
-    case fb::ActivationFunctionType::RELU: return t.emitInferred(OpKind::Relu, {x}, {}, name);
+    case fb::ActivationFunctionType::NONE:
+      return x;
+    case fb::ActivationFunctionType::RELU:
+      return t.emitInferred(OpKind::Relu, {x}, {}, name);
     case fb::ActivationFunctionType::RELU6:
       return t.emitInferred(OpKind::Clip, {x, t.scalarF32("zero", 0), t.scalarF32("six", 6)}, {},
                             name);
     case fb::ActivationFunctionType::RELU_N1_TO_1:
       return t.emitInferred(OpKind::Clip, {x, t.scalarF32("minus_one", -1), t.scalarF32("one", 1)},
                             {}, name);
-    case fb::ActivationFunctionType::TANH: return t.emitInferred(OpKind::Tanh, {x}, {}, name);
+    case fb::ActivationFunctionType::TANH:
+      return t.emitInferred(OpKind::Tanh, {x}, {}, name);
     default:
       t.fail(std::string("fused activation ") + fb::EnumNameActivationFunctionType(act) +
              " is not supported");
   }
 }
+
+}  // namespace
 
 // The result of an op followed by the operator's fused activation, named after the output.
 ir::Value* withActivation(Translation& t, const OpView& v, OpKind kind,
@@ -56,12 +53,15 @@ ir::Value* withActivation(Translation& t, const OpView& v, OpKind kind,
   return floatActivation(t, y, act, outName(t, v));
 }
 
+namespace {
+
 void requireFloat(Translation& t, int32_t tensor, const char* what) {
   ir::DType d = t.tensorType(tensor).dtype;
   if (d != ir::DType::F32)
-    t.fail(std::string("the ") + what + " tensor has type " + std::string(ir::dtypeName(d)) +
-           "; float operators need f32" +
-           (isQuantizedType(t.tensorType(tensor)) ? " (hybrid quantization is not supported)" : ""));
+    t.fail(
+        std::string("the ") + what + " tensor has type " + std::string(ir::dtypeName(d)) +
+        "; float operators need f32" +
+        (isQuantizedType(t.tensorType(tensor)) ? " (hybrid quantization is not supported)" : ""));
 }
 
 ir::Value* optionalBias(Translation& t, const OpView& v, size_t i) {
@@ -75,7 +75,8 @@ std::vector<ir::Value*> withOptional(std::vector<ir::Value*> operands, ir::Value
 }
 
 // Both operands of a binary elementwise op in one layout: channels first if either is.
-std::pair<std::vector<ir::Value*>, bool> sameLayout(Translation& t, const std::vector<int32_t>& in) {
+std::pair<std::vector<ir::Value*>, bool> sameLayout(Translation& t,
+                                                    const std::vector<int32_t>& in) {
   bool anyFirst = false;
   for (int32_t i : in) anyFirst |= t.channelsFirst(i);
   std::vector<ir::Value*> values;
@@ -106,17 +107,45 @@ fb::ActivationFunctionType fusedActivation(const OpView& v) {
   const fb::Operator& op = *v.op;
   using A = fb::ActivationFunctionType;
   switch (v.code) {
-    case 0: return op.builtin_options_as_AddOptions() ? op.builtin_options_as_AddOptions()->fused_activation_function() : A::NONE;
-    case 41: return op.builtin_options_as_SubOptions() ? op.builtin_options_as_SubOptions()->fused_activation_function() : A::NONE;
-    case 18: return op.builtin_options_as_MulOptions() ? op.builtin_options_as_MulOptions()->fused_activation_function() : A::NONE;
-    case 3: return op.builtin_options_as_Conv2DOptions() ? op.builtin_options_as_Conv2DOptions()->fused_activation_function() : A::NONE;
-    case 4: return op.builtin_options_as_DepthwiseConv2DOptions() ? op.builtin_options_as_DepthwiseConv2DOptions()->fused_activation_function() : A::NONE;
-    case 9: return op.builtin_options_as_FullyConnectedOptions() ? op.builtin_options_as_FullyConnectedOptions()->fused_activation_function() : A::NONE;
+    case 0:
+      return op.builtin_options_as_AddOptions()
+                 ? op.builtin_options_as_AddOptions()->fused_activation_function()
+                 : A::NONE;
+    case 41:
+      return op.builtin_options_as_SubOptions()
+                 ? op.builtin_options_as_SubOptions()->fused_activation_function()
+                 : A::NONE;
+    case 18:
+      return op.builtin_options_as_MulOptions()
+                 ? op.builtin_options_as_MulOptions()->fused_activation_function()
+                 : A::NONE;
+    case 3:
+      return op.builtin_options_as_Conv2DOptions()
+                 ? op.builtin_options_as_Conv2DOptions()->fused_activation_function()
+                 : A::NONE;
+    case 4:
+      return op.builtin_options_as_DepthwiseConv2DOptions()
+                 ? op.builtin_options_as_DepthwiseConv2DOptions()->fused_activation_function()
+                 : A::NONE;
+    case 9:
+      return op.builtin_options_as_FullyConnectedOptions()
+                 ? op.builtin_options_as_FullyConnectedOptions()->fused_activation_function()
+                 : A::NONE;
     case 1:
-    case 17: return op.builtin_options_as_Pool2DOptions() ? op.builtin_options_as_Pool2DOptions()->fused_activation_function() : A::NONE;
-    case 2: return op.builtin_options_as_ConcatenationOptions() ? op.builtin_options_as_ConcatenationOptions()->fused_activation_function() : A::NONE;
-    case 67: return op.builtin_options_as_TransposeConvOptions() ? op.builtin_options_as_TransposeConvOptions()->fused_activation_function() : A::NONE;
-    default: return A::NONE;
+    case 17:
+      return op.builtin_options_as_Pool2DOptions()
+                 ? op.builtin_options_as_Pool2DOptions()->fused_activation_function()
+                 : A::NONE;
+    case 2:
+      return op.builtin_options_as_ConcatenationOptions()
+                 ? op.builtin_options_as_ConcatenationOptions()->fused_activation_function()
+                 : A::NONE;
+    case 67:
+      return op.builtin_options_as_TransposeConvOptions()
+                 ? op.builtin_options_as_TransposeConvOptions()->fused_activation_function()
+                 : A::NONE;
+    default:
+      return A::NONE;
   }
 }
 
@@ -151,14 +180,13 @@ void translateConv2D(Translation& t, const OpView& v) {
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
   attrs.set("dilations", std::vector<int64_t>{o->dilation_h_factor(), o->dilation_w_factor()});
-  attrs.set("pads", windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2],
-                               o->stride_h(), o->stride_w(), o->dilation_h_factor(),
-                               o->dilation_w_factor()));
+  attrs.set("pads",
+            windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2], o->stride_h(),
+                       o->stride_w(), o->dilation_h_factor(), o->dilation_w_factor()));
   attrs.set("group", x.shape[3] / w.shape[3]);
   ir::Value* filter = t.permutedConstant(v.input(1), {0, 3, 1, 2});  // OHWI -> OIHW
-  ir::Value* y = withActivation(t, v, OpKind::Conv,
-                                withOptional({t.nchw(v.input(0)), filter}, optionalBias(t, v, 2)),
-                                attrs);
+  ir::Value* y = withActivation(
+      t, v, OpKind::Conv, withOptional({t.nchw(v.input(0)), filter}, optionalBias(t, v, 2)), attrs);
   t.define(v.outputs[0], y, true);
 }
 
@@ -178,16 +206,15 @@ void translateDepthwiseConv2D(Translation& t, const OpView& v) {
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
   attrs.set("dilations", std::vector<int64_t>{o->dilation_h_factor(), o->dilation_w_factor()});
-  attrs.set("pads", windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2],
-                               o->stride_h(), o->stride_w(), o->dilation_h_factor(),
-                               o->dilation_w_factor()));
+  attrs.set("pads",
+            windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2], o->stride_h(),
+                       o->stride_w(), o->dilation_h_factor(), o->dilation_w_factor()));
   attrs.set("group", x.shape[3]);
   // [1, KH, KW, C*M] -> [C*M, 1, KH, KW]: output channel c*M + m reads input channel c, as in
   // a grouped convolution with C groups.
   ir::Value* filter = t.permutedConstant(v.input(1), {3, 0, 1, 2});
-  ir::Value* y = withActivation(t, v, OpKind::Conv,
-                                withOptional({t.nchw(v.input(0)), filter}, optionalBias(t, v, 2)),
-                                attrs);
+  ir::Value* y = withActivation(
+      t, v, OpKind::Conv, withOptional({t.nchw(v.input(0)), filter}, optionalBias(t, v, 2)), attrs);
   t.define(v.outputs[0], y, true);
 }
 
@@ -201,15 +228,17 @@ void translateFullyConnected(Translation& t, const OpView& v) {
   if (w.rank() != 2) t.fail("the weights must be rank 2 [N, K]");
   int64_t k = w.shape[1];
   if (k == 0 || x.numElements() % k != 0)
-    t.fail("input " + ir::shapeToString(x.shape) + " does not divide into rows of " + std::to_string(k));
+    t.fail("input " + ir::shapeToString(x.shape) + " does not divide into rows of " +
+           std::to_string(k));
   ir::Value* rows = t.reshape(t.nhwc(v.input(0)), {x.numElements() / k, k});
   ir::AttributeMap attrs;
   attrs.set("transB", int64_t(1));
   ir::TensorType out = t.tensorType(v.outputs[0]);
   bool needsReshape = out.shape != ir::Shape{x.numElements() / k, w.shape[0]};
   fb::ActivationFunctionType act = fusedActivation(v);
-  ir::Value* y = t.emitInferred(OpKind::Gemm, withOptional({rows, t.nhwc(v.input(1))}, optionalBias(t, v, 2)),
-                                attrs, outName(t, v, act == fb::ActivationFunctionType::NONE && !needsReshape ? "" : "/gemm"));
+  ir::Value* y = t.emitInferred(
+      OpKind::Gemm, withOptional({rows, t.nhwc(v.input(1))}, optionalBias(t, v, 2)), attrs,
+      outName(t, v, act == fb::ActivationFunctionType::NONE && !needsReshape ? "" : "/gemm"));
   y = floatActivation(t, y, act, outName(t, v, needsReshape ? "/act" : ""));
   if (needsReshape) y = t.reshape(y, out.shape, outName(t, v));
   t.define(v.outputs[0], y);
@@ -238,69 +267,22 @@ void translatePool(Translation& t, const OpView& v) {
   t.define(v.outputs[0], withActivation(t, v, kind, {t.nchw(v.input(0))}, attrs), true);
 }
 
-void translateReshape(Translation& t, const OpView& v) {
-  ir::TensorType out = t.tensorType(v.outputs[0]);
-  ir::Value* x = t.nhwc(v.input(0));
-  if (x->type().numElements() != out.numElements())
-    t.fail("cannot reshape " + ir::shapeToString(x->shape()) + " to " + ir::shapeToString(out.shape));
-  t.define(v.outputs[0], t.reshape(x, out.shape, outName(t, v)));
-}
-
 void translateSoftmax(Translation& t, const OpView& v) {
   if (isQuantizedType(t.tensorType(v.input(0)))) return translateQuantizedSoftmax(t, v);
   const auto* o = v.op->builtin_options_as_SoftmaxOptions();
   float beta = o ? o->beta() : 1.0f;
   ir::Value* x = t.nhwc(v.input(0));
-  if (beta != 1.0f) x = t.emitInferred(OpKind::Mul, {x, t.scalarF32("beta", beta)}, {}, outName(t, v, "/scaled"));
+  if (beta != 1.0f)
+    x = t.emitInferred(OpKind::Mul, {x, t.scalarF32("beta", beta)}, {}, outName(t, v, "/scaled"));
   ir::AttributeMap attrs;
   attrs.set("axis", int64_t(-1));
   t.define(v.outputs[0], t.emitInferred(OpKind::Softmax, {x}, attrs, outName(t, v)));
 }
 
-void translatePad(Translation& t, const OpView& v) {
-  ir::TensorType x = t.tensorType(v.input(0));
-  std::vector<int64_t> paddings = t.constantInts(v.input(1), "paddings");
-  int64_t rank = x.rank();
-  if (int64_t(paddings.size()) != 2 * rank)
-    t.fail("paddings has " + std::to_string(paddings.size()) + " values for a rank-" +
-           std::to_string(rank) + " input");
-  bool first = t.channelsFirst(v.input(0)) && rank == 4;
-  std::vector<int64_t> pads(size_t(2 * rank));
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t at = first ? kNchwPosition[d] : d;
-    pads[size_t(at)] = paddings[size_t(2 * d)];
-    pads[size_t(at + rank)] = paddings[size_t(2 * d + 1)];
-  }
-  ir::TensorType out = t.tensorType(v.outputs[0]);
-  ir::Value* value = nullptr;
-  if (v.input(2) >= 0) {
-    // PADV2: the pad value as a scalar constant of the data's dtype.
-    if (!t.isConstant(v.input(2))) t.fail("the constant_values input must be a constant tensor");
-    std::span<const uint8_t> bytes = t.constantBytes(v.input(2));
-    ir::TensorType vt = t.tensorType(v.input(2));
-    if (vt.numElements() != 1 || vt.dtype != x.dtype) t.fail("constant_values must be one value of the input's type");
-    value = t.constant("pad_value", ir::TensorType(x.dtype, {}), {bytes.begin(), bytes.end()});
-  } else if (isQuantizedType(x)) {
-    // Quantized PAD pads with the output's zero point (real 0).
-    int64_t zero = out.quant ? out.quant->zeroPoints[0] : 0;
-    ir::TensorType vt(x.dtype, {});
-    value = t.constant("pad_zero_point", vt, ir::makeConstantBytesInt(vt, std::vector<int64_t>{zero}));
-  }
-  std::vector<ir::Value*> operands = {first ? t.nchw(v.input(0)) : t.nhwc(v.input(0)),
-                                      t.constantI64("pads", pads)};
-  if (value) operands.push_back(value);
-  ir::Value* y = t.emitInferred(OpKind::Pad, operands, {}, outName(t, v));
-  if (out.quant) {
-    ir::TensorType type = y->type();
-    type.quant = out.quant;
-    y->setType(type);
-  }
-  t.define(v.outputs[0], y, first);
-}
-
 void translateMean(Translation& t, const OpView& v) {
   ir::TensorType x = t.tensorType(v.input(0));
-  if (x.dtype != ir::DType::F32) t.fail("MEAN on " + std::string(ir::dtypeName(x.dtype)) + " data is not supported");
+  if (x.dtype != ir::DType::F32)
+    t.fail("MEAN on " + std::string(ir::dtypeName(x.dtype)) + " data is not supported");
   std::vector<int64_t> axes = t.constantInts(v.input(1), "axis");
   const auto* o = v.op->builtin_options_as_ReducerOptions();
   bool keep = o && o->keep_dims();
@@ -320,49 +302,8 @@ void translateMean(Translation& t, const OpView& v) {
   attrs.set("axes", irAxes);
   attrs.set("keepdims", int64_t(keep ? 1 : 0));
   ir::Value* in = first ? t.nchw(v.input(0)) : t.nhwc(v.input(0));
-  t.define(v.outputs[0], t.emitInferred(OpKind::ReduceMean, {in}, attrs, outName(t, v)), first && keep);
-}
-
-void translateConcatenation(Translation& t, const OpView& v) {
-  const auto* o = v.op->builtin_options_as_ConcatenationOptions();
-  ir::TensorType out = t.tensorType(v.outputs[0]);
-  int64_t rank = out.rank();
-  int64_t axis = o ? o->axis() : 0;
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) t.fail("axis out of range");
-  std::vector<int32_t> inputs;
-  for (int32_t i : v.inputs)
-    if (i >= 0) inputs.push_back(i);
-  bool quantized = isQuantizedType(out);
-  bool first = !quantized && rank == 4;
-  bool anyFirst = false;
-  for (int32_t i : inputs) anyFirst |= t.channelsFirst(i);
-  first = first && anyFirst;
-  std::vector<ir::Value*> operands;
-  for (int32_t i : inputs) {
-    ir::Value* x = first ? t.nchw(i) : t.nhwc(i);
-    if (quantized && x->type().quant != out.quant) {
-      // Inputs on another scale are requantized to the output's first (TFLite does the same).
-      ir::TensorType type = x->type();
-      type.quant = out.quant;
-      ir::AttributeMap attrs;
-      attrs.set("to", int64_t(out.dtype));
-      x = t.emit(OpKind::Requantize, {x}, attrs, type, t.tensorName(i) + "/requantized");
-    }
-    operands.push_back(x);
-  }
-  ir::AttributeMap attrs;
-  attrs.set("axis", first ? kNchwPosition[axis] : axis);
-  if (quantized) {
-    if (fusedActivation(v) != fb::ActivationFunctionType::NONE)
-      t.fail("a fused activation on a quantized CONCATENATION is not supported");
-    ir::Value* y = t.emitInferred(OpKind::Concat, operands, attrs, outName(t, v));
-    ir::TensorType type = y->type();
-    type.quant = out.quant;
-    y->setType(type);
-    return t.define(v.outputs[0], y);
-  }
-  t.define(v.outputs[0], withActivation(t, v, OpKind::Concat, operands, attrs), first);
+  t.define(v.outputs[0], t.emitInferred(OpKind::ReduceMean, {in}, attrs, outName(t, v)),
+           first && keep);
 }
 
 void translateActivation(Translation& t, const OpView& v) {
@@ -373,12 +314,24 @@ void translateActivation(Translation& t, const OpView& v) {
   std::string name = outName(t, v);
   ir::Value* y = nullptr;
   switch (v.code) {
-    case 19: y = floatActivation(t, x, fb::ActivationFunctionType::RELU, name); break;
-    case 20: y = floatActivation(t, x, fb::ActivationFunctionType::RELU_N1_TO_1, name); break;
-    case 21: y = floatActivation(t, x, fb::ActivationFunctionType::RELU6, name); break;
-    case 28: y = floatActivation(t, x, fb::ActivationFunctionType::TANH, name); break;
-    case 14: y = t.emitInferred(OpKind::Sigmoid, {x}, {}, name); break;
-    case 117: y = t.emitInferred(OpKind::HardSwish, {x}, {}, name); break;
+    case 19:
+      y = floatActivation(t, x, fb::ActivationFunctionType::RELU, name);
+      break;
+    case 20:
+      y = floatActivation(t, x, fb::ActivationFunctionType::RELU_N1_TO_1, name);
+      break;
+    case 21:
+      y = floatActivation(t, x, fb::ActivationFunctionType::RELU6, name);
+      break;
+    case 28:
+      y = floatActivation(t, x, fb::ActivationFunctionType::TANH, name);
+      break;
+    case 14:
+      y = t.emitInferred(OpKind::Sigmoid, {x}, {}, name);
+      break;
+    case 117:
+      y = t.emitInferred(OpKind::HardSwish, {x}, {}, name);
+      break;
     case 98: {
       const auto* o = v.op->builtin_options_as_LeakyReluOptions();
       ir::AttributeMap attrs;
@@ -386,84 +339,10 @@ void translateActivation(Translation& t, const OpView& v) {
       y = t.emitInferred(OpKind::LeakyRelu, {x}, attrs, name);
       break;
     }
-    default: KILN_UNREACHABLE("translateActivation: code " + std::to_string(v.code));
+    default:
+      KILN_UNREACHABLE("translateActivation: code " + std::to_string(v.code));
   }
   t.define(v.outputs[0], y, first);
-}
-
-void translateTranspose(Translation& t, const OpView& v) {
-  std::vector<int64_t> perm = t.constantInts(v.input(1), "perm");
-  ir::TensorType x = t.tensorType(v.input(0));
-  if (int64_t(perm.size()) != x.rank()) t.fail("perm has the wrong length");
-  for (int64_t& p : perm) {
-    if (p < 0) p += x.rank();
-    if (p < 0 || p >= x.rank()) t.fail("perm value out of range");
-  }
-  ir::Value* in = t.nhwc(v.input(0));
-  if (t.channelsFirst(v.input(0))) {
-    // Compose with the NCHW -> NHWC permutation instead of transposing twice.
-    static const int64_t toNhwc[4] = {0, 2, 3, 1};
-    for (int64_t& p : perm) p = toNhwc[p];
-    in = t.nchw(v.input(0));
-  }
-  ir::Value* y = t.transpose(in, perm, outName(t, v));
-  ir::TensorType out = t.tensorType(v.outputs[0]);
-  if (out.quant) {
-    ir::TensorType type = y->type();
-    type.quant = out.quant;
-    y->setType(type);
-  }
-  t.define(v.outputs[0], y);
-}
-
-void translateStridedSlice(Translation& t, const OpView& v) {
-  const auto* o = v.op->builtin_options_as_StridedSliceOptions();
-  if (o && (o->ellipsis_mask() || o->new_axis_mask()))
-    t.fail("ellipsis_mask and new_axis_mask are not supported");
-  if (o && o->offset()) t.fail("offset = true is not supported");
-  ir::TensorType x = t.tensorType(v.input(0));
-  std::vector<int64_t> begin = t.constantInts(v.input(1), "begin");
-  std::vector<int64_t> end = t.constantInts(v.input(2), "end");
-  std::vector<int64_t> strides = t.constantInts(v.input(3), "strides");
-  if (begin.size() != end.size() || begin.size() != strides.size() || int64_t(begin.size()) > x.rank())
-    t.fail("begin, end and strides must have one value per sliced dim");
-  int32_t beginMask = o ? o->begin_mask() : 0, endMask = o ? o->end_mask() : 0,
-          shrinkMask = o ? o->shrink_axis_mask() : 0;
-  std::vector<int64_t> starts, ends, axes, steps;
-  for (size_t d = 0; d < begin.size(); ++d) {
-    int64_t dim = x.shape[d], s = strides[d];
-    if (s == 0) t.fail("stride 0 in dim " + std::to_string(d));
-    auto clampIndex = [&](int64_t i) {
-      if (i < 0) i += dim;
-      return s > 0 ? std::clamp<int64_t>(i, 0, dim) : std::clamp<int64_t>(i, -1, dim - 1);
-    };
-    // TFLite's StartForAxis / StopForAxis.
-    int64_t start = (beginMask >> d) & 1 ? (s > 0 ? 0 : dim - 1) : clampIndex(begin[d]);
-    int64_t stop;
-    if ((shrinkMask >> d) & 1) {
-      stop = start + 1;
-      s = 1;
-    } else {
-      stop = (endMask >> d) & 1 ? (s > 0 ? dim : -1) : clampIndex(end[d]);
-    }
-    int64_t count = s > 0 ? (stop - start + s - 1) / s : (start - stop + (-s) - 1) / (-s);
-    if (count <= 0) t.fail("dim " + std::to_string(d) + " of the slice is empty");
-    starts.push_back(start);
-    ends.push_back(s < 0 && stop == -1 ? -dim - 1 : stop);  // ONNX: -dim-1 = before index 0
-    axes.push_back(int64_t(d));
-    steps.push_back(s);
-  }
-  ir::Value* y = t.emitInferred(OpKind::Slice,
-                                {t.nhwc(v.input(0)), t.constantI64("starts", starts),
-                                 t.constantI64("ends", ends), t.constantI64("axes", axes),
-                                 t.constantI64("steps", steps)},
-                                {}, outName(t, v, "/slice"));
-  ir::TensorType out = t.tensorType(v.outputs[0]);
-  y = t.reshape(y, out.shape, outName(t, v));
-  ir::TensorType type = y->type();
-  type.quant = out.quant;
-  y->setType(type);
-  t.define(v.outputs[0], y);
 }
 
 void translateTransposeConv(Translation& t, const OpView& v) {
@@ -478,15 +357,19 @@ void translateTransposeConv(Translation& t, const OpView& v) {
   requireFloat(t, wi, "filter");
   if (!t.isConstant(wi)) t.fail("the filter must be a constant tensor");
   ir::TensorType x = t.tensorType(xi), w = t.tensorType(wi), out = t.tensorType(v.outputs[0]);
-  if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4) t.fail("input, filter and output must be rank 4");
-  auto crop = [&](int64_t in, int64_t outSize, int64_t k, int64_t s) -> std::pair<int64_t, int64_t> {
+  if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4)
+    t.fail("input, filter and output must be rank 4");
+  auto crop = [&](int64_t in, int64_t outSize, int64_t k,
+                  int64_t s) -> std::pair<int64_t, int64_t> {
     int64_t full = (in - 1) * s + k;
-    int64_t before = o->padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
+    int64_t before =
+        o->padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
     return {before, full - outSize - before};
   };
   auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
   auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
-  if (bottom < 0 || right < 0) t.fail("the output shape is larger than the transposed convolution's result");
+  if (bottom < 0 || right < 0)
+    t.fail("the output shape is larger than the transposed convolution's result");
   ir::AttributeMap attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});

@@ -16,14 +16,16 @@ using ir::OpKind;
 // The output tensor's type (NHWC, with its quantization parameters); it must be quantized.
 ir::TensorType quantizedOutput(Translation& t, const OpView& v) {
   ir::TensorType out = t.tensorType(v.outputs[0]);
-  if (!out.quant) t.fail("the output tensor '" + t.tensorName(v.outputs[0]) + "' has no quantization parameters");
+  if (!out.quant)
+    t.fail("the output tensor '" + t.tensorName(v.outputs[0]) + "' has no quantization parameters");
   return out;
 }
 
 void requireQuantized(Translation& t, int32_t tensor, const char* what) {
   ir::TensorType type = t.tensorType(tensor);
   if (!type.quant)
-    t.fail(std::string("the ") + what + " '" + t.tensorName(tensor) + "' has no quantization parameters");
+    t.fail(std::string("the ") + what + " '" + t.tensorName(tensor) +
+           "' has no quantization parameters");
 }
 
 void setActivationRange(Translation& t, const OpView& v, ir::AttributeMap& attrs) {
@@ -32,12 +34,13 @@ void setActivationRange(Translation& t, const OpView& v, ir::AttributeMap& attrs
   attrs.set("act_max", hi);
 }
 
-ir::Value* emitQuantized(Translation& t, const OpView& v, OpKind kind, std::vector<ir::Value*> operands,
-                         ir::AttributeMap attrs) {
+ir::Value* emitQuantized(Translation& t, const OpView& v, OpKind kind,
+                         std::vector<ir::Value*> operands, ir::AttributeMap attrs) {
   ir::TensorType out = quantizedOutput(t, v);
   // The rule checks operands and computes dtype and shape; the result carries the output
   // tensor's quantization parameters.
-  ir::Value* y = t.emitInferred(kind, std::move(operands), std::move(attrs), t.tensorName(v.outputs[0]));
+  ir::Value* y =
+      t.emitInferred(kind, std::move(operands), std::move(attrs), t.tensorName(v.outputs[0]));
   ir::TensorType type = y->type();
   type.quant = out.quant;
   y->setType(type);
@@ -51,15 +54,24 @@ std::pair<int64_t, int64_t> quantizedActivationRange(Translation& t, fb::Activat
   ir::TensorType out = t.tensorType(outputTensor);
   ir::FusedActivation fused;
   switch (act) {
-    case fb::ActivationFunctionType::NONE: fused = ir::FusedActivation::None; break;
-    case fb::ActivationFunctionType::RELU: fused = ir::FusedActivation::Relu; break;
-    case fb::ActivationFunctionType::RELU6: fused = ir::FusedActivation::Relu6; break;
-    case fb::ActivationFunctionType::RELU_N1_TO_1: fused = ir::FusedActivation::ReluN1To1; break;
+    case fb::ActivationFunctionType::NONE:
+      fused = ir::FusedActivation::None;
+      break;
+    case fb::ActivationFunctionType::RELU:
+      fused = ir::FusedActivation::Relu;
+      break;
+    case fb::ActivationFunctionType::RELU6:
+      fused = ir::FusedActivation::Relu6;
+      break;
+    case fb::ActivationFunctionType::RELU_N1_TO_1:
+      fused = ir::FusedActivation::ReluN1To1;
+      break;
     default:
       t.fail(std::string("fused activation ") + fb::EnumNameActivationFunctionType(act) +
              " on quantized data is not supported");
   }
-  if (!out.quant) t.fail("the output tensor '" + t.tensorName(outputTensor) + "' has no quantization parameters");
+  if (!out.quant)
+    t.fail("the output tensor '" + t.tensorName(outputTensor) + "' has no quantization parameters");
   // TFLite's CalculateActivationRangeQuantized, shared with codegen (kiln/ir/quant_math.h).
   ir::ActivationRange range = ir::activationRange(fused, out.dtype, out.quant->scales[0],
                                                   int32_t(out.quant->zeroPoints[0]));
@@ -78,19 +90,23 @@ void translateQuantizedConv(Translation& t, const OpView& v, bool depthwise) {
   if (depthwise) {
     const auto* o = v.op->builtin_options_as_DepthwiseConv2DOptions();
     if (!o) t.fail("missing DepthwiseConv2DOptions");
-    sh = o->stride_h(), sw = o->stride_w(), dh = o->dilation_h_factor(), dw = o->dilation_w_factor();
+    sh = o->stride_h(), sw = o->stride_w(), dh = o->dilation_h_factor(),
+    dw = o->dilation_w_factor();
     padding = o->padding();
   } else {
     const auto* o = v.op->builtin_options_as_Conv2DOptions();
     if (!o) t.fail("missing Conv2DOptions");
-    sh = o->stride_h(), sw = o->stride_w(), dh = o->dilation_h_factor(), dw = o->dilation_w_factor();
+    sh = o->stride_h(), sw = o->stride_w(), dh = o->dilation_h_factor(),
+    dw = o->dilation_w_factor();
     padding = o->padding();
-    if (w.shape[3] <= 0 || x.shape[3] % w.shape[3] != 0) t.fail("input channels are not a multiple of the filter's");
+    if (w.shape[3] <= 0 || x.shape[3] % w.shape[3] != 0)
+      t.fail("input channels are not a multiple of the filter's");
     attrs.set("group", x.shape[3] / w.shape[3]);
   }
   attrs.set("strides", std::vector<int64_t>{sh, sw});
   attrs.set("dilations", std::vector<int64_t>{dh, dw});
-  attrs.set("pads", windowPads(padding, x.shape[1], x.shape[2], w.shape[1], w.shape[2], sh, sw, dh, dw));
+  attrs.set("pads",
+            windowPads(padding, x.shape[1], x.shape[2], w.shape[1], w.shape[2], sh, sw, dh, dw));
   setActivationRange(t, v, attrs);
   std::vector<ir::Value*> operands = {t.nhwc(xi), t.nhwc(wi)};
   if (v.input(2) >= 0) operands.push_back(t.nhwc(v.input(2)));
@@ -114,7 +130,8 @@ void translateQuantizedFullyConnected(Translation& t, const OpView& v) {
   if (v.input(2) >= 0) operands.push_back(t.nhwc(v.input(2)));
   ir::TensorType out = quantizedOutput(t, v);
   ir::Value* y = emitQuantized(t, v, OpKind::QFullyConnected, operands, attrs);
-  if (y->shape() != out.shape) y = t.reshape(y, out.shape, t.tensorName(v.outputs[0]) + "/reshaped");
+  if (y->shape() != out.shape)
+    y = t.reshape(y, out.shape, t.tensorName(v.outputs[0]) + "/reshaped");
   t.define(v.outputs[0], y);
 }
 
@@ -124,7 +141,8 @@ void translateQuantizedBinary(Translation& t, const OpView& v) {
   OpKind kind = v.code == 0 ? OpKind::QAdd : v.code == 41 ? OpKind::QSub : OpKind::QMul;
   ir::AttributeMap attrs;
   setActivationRange(t, v, attrs);
-  t.define(v.outputs[0], emitQuantized(t, v, kind, {t.nhwc(v.input(0)), t.nhwc(v.input(1))}, attrs));
+  t.define(v.outputs[0],
+           emitQuantized(t, v, kind, {t.nhwc(v.input(0)), t.nhwc(v.input(1))}, attrs));
 }
 
 void translateQuantizedPool(Translation& t, const OpView& v) {
@@ -167,15 +185,19 @@ void translateQuantizedActivation(Translation& t, const OpView& v) {
       attrs.set("act_max", hi);
       return t.define(v.outputs[0], emitQuantized(t, v, OpKind::Requantize, {x}, attrs));
     }
-    case 14: return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QLogistic, {x}, attrs));
-    case 28: return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QTanh, {x}, attrs));
-    case 117: return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QHardSwish, {x}, attrs));
+    case 14:
+      return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QLogistic, {x}, attrs));
+    case 28:
+      return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QTanh, {x}, attrs));
+    case 117:
+      return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QHardSwish, {x}, attrs));
     case 98: {
       const auto* o = v.op->builtin_options_as_LeakyReluOptions();
       attrs.set("alpha", o ? o->alpha() : 0.0f);
       return t.define(v.outputs[0], emitQuantized(t, v, OpKind::QLeakyRelu, {x}, attrs));
     }
-    default: KILN_UNREACHABLE("translateQuantizedActivation: code " + std::to_string(v.code));
+    default:
+      KILN_UNREACHABLE("translateQuantizedActivation: code " + std::to_string(v.code));
   }
 }
 
@@ -187,18 +209,22 @@ void translateQuantizedTransposeConv(Translation& t, const OpView& v) {
   requireQuantized(t, xi, "input");
   requireQuantized(t, wi, "filter");
   ir::TensorType x = t.tensorType(xi), w = t.tensorType(wi), out = quantizedOutput(t, v);
-  if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4) t.fail("input, filter and output must be rank 4");
+  if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4)
+    t.fail("input, filter and output must be rank 4");
   // TFLite computes the padding with input and output swapped: the full (H-1)*s+KH result
   // is cropped by `before` at the start; the rest of the surplus at the end.
-  auto crop = [&](int64_t in, int64_t outSize, int64_t k, int64_t s) -> std::pair<int64_t, int64_t> {
+  auto crop = [&](int64_t in, int64_t outSize, int64_t k,
+                  int64_t s) -> std::pair<int64_t, int64_t> {
     int64_t full = (in - 1) * s + k;
     int64_t before = 0;
-    if (o->padding() == fb::Padding::SAME) before = std::max<int64_t>((in - 1) * s + k - outSize, 0) / 2;
+    if (o->padding() == fb::Padding::SAME)
+      before = std::max<int64_t>((in - 1) * s + k - outSize, 0) / 2;
     return {before, full - outSize - before};
   };
   auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
   auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
-  if (bottom < 0 || right < 0) t.fail("the output shape is larger than the transposed convolution's result");
+  if (bottom < 0 || right < 0)
+    t.fail("the output shape is larger than the transposed convolution's result");
   ir::AttributeMap attrs;
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
   attrs.set("pads", std::vector<int64_t>{top, left, bottom, right});
@@ -214,7 +240,8 @@ void translateQuantize(Translation& t, const OpView& v) {
   ir::AttributeMap attrs;
   attrs.set("to", int64_t(out.dtype));
   if (x.dtype == ir::DType::F32)
-    return t.define(v.outputs[0], emitQuantized(t, v, OpKind::Quantize, {t.nhwc(v.input(0))}, attrs));
+    return t.define(v.outputs[0],
+                    emitQuantized(t, v, OpKind::Quantize, {t.nhwc(v.input(0))}, attrs));
   requireQuantized(t, v.input(0), "input");
   t.define(v.outputs[0], emitQuantized(t, v, OpKind::Requantize, {t.nhwc(v.input(0))}, attrs));
 }

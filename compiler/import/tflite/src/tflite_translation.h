@@ -25,10 +25,10 @@ namespace kiln::import::tflite {
 // The operator being translated.
 struct OpView {
   const fb::Operator* op = nullptr;
-  size_t index = 0;       // position in the subgraph's operator list
-  int32_t code = 0;       // builtin code
-  std::string name;       // builtin name ("CONV_2D")
-  std::vector<int32_t> inputs;   // tensor indices, -1 = absent
+  size_t index = 0;             // position in the subgraph's operator list
+  int32_t code = 0;             // builtin code
+  std::string name;             // builtin name ("CONV_2D")
+  std::vector<int32_t> inputs;  // tensor indices, -1 = absent
   std::vector<int32_t> outputs;
 
   int32_t input(size_t i) const { return i < inputs.size() ? inputs[i] : -1; }
@@ -108,8 +108,8 @@ using TranslateFn = void (*)(Translation&, const OpView&);
 TranslateFn findTranslator(int32_t code);
 std::vector<int32_t> supportedCodes();
 
-// Float translators (tflite_translate_float.cpp) and quantized ones
-// (tflite_translate_quantized.cpp); each handles one builtin and chooses by dtype.
+// Translators (tflite_translate_float.cpp, tflite_translate_data.cpp); each handles one
+// builtin, the compute ones hand quantized data to tflite_translate_quantized.cpp.
 void translateConv2D(Translation&, const OpView&);
 void translateDepthwiseConv2D(Translation&, const OpView&);
 void translateFullyConnected(Translation&, const OpView&);
@@ -119,10 +119,11 @@ void translateReshape(Translation&, const OpView&);  // RESHAPE, SQUEEZE
 void translateSoftmax(Translation&, const OpView&);
 void translateQuantize(Translation&, const OpView&);
 void translateDequantize(Translation&, const OpView&);
-void translatePad(Translation&, const OpView&);      // PAD, PADV2
+void translatePad(Translation&, const OpView&);  // PAD, PADV2
 void translateMean(Translation&, const OpView&);
 void translateConcatenation(Translation&, const OpView&);
-void translateActivation(Translation&, const OpView&);  // RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU
+void translateActivation(Translation&,
+                         const OpView&);  // RELU, RELU6, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU
 void translateTranspose(Translation&, const OpView&);
 void translateStridedSlice(Translation&, const OpView&);
 void translateTransposeConv(Translation&, const OpView&);
@@ -135,6 +136,16 @@ void translateQuantizedPool(Translation&, const OpView&);
 void translateQuantizedSoftmax(Translation&, const OpView&);
 void translateQuantizedActivation(Translation&, const OpView&);
 void translateQuantizedTransposeConv(Translation&, const OpView&);
+
+// NHWC dim -> its position in NCHW.
+inline constexpr int64_t kNchwPosition[4] = {0, 2, 3, 1};
+// int8 / int16 / uint8 data: the quantized translators apply.
+inline bool isQuantizedType(const ir::TensorType& type) {
+  return type.dtype == ir::DType::I8 || type.dtype == ir::DType::I16 || type.dtype == ir::DType::U8;
+}
+// The float op's result followed by the operator's fused activation, named after its output.
+ir::Value* withActivation(Translation& t, const OpView& v, ir::OpKind kind,
+                          std::vector<ir::Value*> operands, ir::AttributeMap attrs);
 
 // Fused activation of CONV_2D, ADD, ... as TFLite's ActivationFunctionType.
 fb::ActivationFunctionType fusedActivation(const OpView& view);
