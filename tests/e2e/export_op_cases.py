@@ -145,7 +145,39 @@ def onnx_cases():
         idx = np.clip(np.where(src - np.floor(src) > 0.5, np.floor(src) + 1, np.floor(src)), 0, 2)
         return [x[:, :, idx.astype(np.int64)]]
 
+    def upsample_nearest(x, scales=(1, 1, 2, 3)):
+        for axis, scale in enumerate(scales):
+            n = int(np.floor(x.shape[axis] * scale))
+            idx = np.minimum(np.floor(np.arange(n) / scale).astype(np.int64), x.shape[axis] - 1)
+            x = np.take(x, idx, axis=axis)
+        return [x]
+
+    def upsample_linear(x, scales=(1, 1, 2, 2.5)):
+        # Upsample's linear mode: asymmetric source coordinates, edges clamped.
+        for axis, scale in enumerate(scales):
+            if scale == 1:
+                continue
+            n = int(np.floor(x.shape[axis] * scale))
+            src = np.arange(n) / scale
+            lo = np.floor(src).astype(np.int64)
+            w = (src - lo).reshape([-1] + [1] * (x.ndim - axis - 1))
+            a = np.take(x, np.minimum(lo, x.shape[axis] - 1), axis=axis)
+            b = np.take(x, np.minimum(lo + 1, x.shape[axis] - 1), axis=axis)
+            x = a * (1 - w) + b * w
+        return [x]
+
     return {
+        "onnx_trilu_lower": ("Trilu", dict(upper=0), [(2, 4, 5)], lambda x: [np.tril(x)], 14),
+        "onnx_trilu_upper_k": ("Trilu", dict(k=1), [(5, 4)], lambda x: [np.triu(x, 1)], 14),
+        "onnx_celu": ("Celu", dict(alpha=0.7), [(3, 8)],
+                      lambda x: [np.maximum(0, x) + np.minimum(0, 0.7 * (np.exp(x / 0.7) - 1))],
+                      13),
+        "onnx_thresholded_relu": ("ThresholdedRelu", dict(alpha=0.4), [(3, 8)],
+                                  lambda x: [np.where(x > 0.4, x, 0)], 13),
+        "onnx_upsample_nearest_opset7": ("Upsample", dict(mode="nearest", scales=[1.0, 1.0, 2.0, 3.0]),
+                                         [(1, 2, 3, 4)], upsample_nearest, 7),
+        "onnx_upsample_linear_opset9": ("Upsample", dict(mode="linear"), [(1, 2, 3, 4)],
+                                        upsample_linear, 9),
         "onnx_lrn": ("LRN", dict(size=3, alpha=1e-2, beta=0.75, bias=2.0), [(1, 6, 4, 5)], lrn, 13),
         "onnx_space_to_depth": ("SpaceToDepth", dict(blocksize=2), [(1, 3, 4, 6)],
                                 space_to_depth, 13),
@@ -180,7 +212,8 @@ def onnx_cases():
     }
 
 
-ONNX_NAMES = ["onnx_lrn", "onnx_space_to_depth", "onnx_depth_to_space_dcr", "onnx_shrink",
+ONNX_NAMES = ["onnx_trilu_lower", "onnx_trilu_upper_k", "onnx_celu", "onnx_thresholded_relu",
+              "onnx_upsample_nearest_opset7", "onnx_upsample_linear_opset9", "onnx_lrn", "onnx_space_to_depth", "onnx_depth_to_space_dcr", "onnx_shrink",
               "onnx_reduce_l1", "onnx_reduce_l2", "onnx_reduce_sum_square", "onnx_reduce_log_sum",
               "onnx_reduce_log_sum_exp", "onnx_sum_variadic", "onnx_mean_variadic",
               "onnx_max_variadic", "onnx_min_variadic", "onnx_resize_nearest_half_pixel_ceil",
@@ -218,6 +251,14 @@ def exportOnnx(name, spec, out_dir):
     names = [f"x{i}" for i in range(len(xs))]
     extra = []
     inits = []
+    if op == "Trilu" and "k" in attrs:
+        attrs = {key: value for key, value in attrs.items() if key != "k"}
+        inits = [helper.make_tensor("k", TensorProto.INT64, [], [spec[1]["k"]])]
+        extra = ["k"]
+    if op == "Upsample" and opset >= 9:
+        scales = np.array([o / i for o, i in zip(ys[0].shape, xs[0].shape)], dtype=np.float32)
+        inits = [helper.make_tensor("scales", TensorProto.FLOAT, [len(scales)], scales)]
+        extra = ["scales"]
     if op == "Resize":
         # scales from the reference's output shape (static), roi empty
         scales = np.array([o / i for o, i in zip(ys[0].shape, xs[0].shape)], dtype=np.float32)

@@ -140,6 +140,20 @@ bool lowerElementwise(const ir::Op& op, KernelDesc& desc) {
       b.where(b.bin(ExprOp::Greater, x, b.c(20)), x, soft);
       break;
     }
+    case OpKind::Celu: {
+      // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+      floatOnly();
+      double alpha = attrs.getFloat("alpha", 1.0f);
+      int e = b.un(ExprOp::Exp, b.bin(ExprOp::Mul, x, b.c(1.0 / alpha)));
+      int scaled = b.bin(ExprOp::Mul, b.c(alpha), b.bin(ExprOp::Sub, e, b.c(1)));
+      int neg = b.bin(ExprOp::Min, b.c(0), scaled);
+      b.bin(ExprOp::Add, b.un(ExprOp::Relu, x), neg);
+      break;
+    }
+    case OpKind::ThresholdedRelu:
+      floatOnly();
+      b.where(b.bin(ExprOp::Greater, x, b.c(attrs.getFloat("alpha", 1.0f))), x, b.c(0));
+      break;
     case OpKind::Shrink: {
       // x < -lambd: x + bias; x > lambd: x - bias; else 0.
       double lambd = attrs.getFloat("lambd", 0.5f), bias = attrs.getFloat("bias", 0.0f);

@@ -1,6 +1,6 @@
 // ONNX ops that kiln imports as a few IR ops rather than one: DepthToSpace and SpaceToDepth
-// (Reshape -> Transpose -> Reshape, as the ONNX specification defines them), and TopK, whose
-// K must be known when compiling. The helpers build the intermediate IR ops with their types
+// (Reshape -> Transpose -> Reshape, as the ONNX specification defines them), Trilu (Where with
+// a constant triangle mask), and TopK, whose K must be known when compiling. The helpers build the intermediate IR ops with their types
 // from the IR's rules; the last op takes the ONNX output's name.
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/op_rules.h"
@@ -103,6 +103,40 @@ std::vector<ir::Value*> translateSpaceToDepth(OnnxTranslation& t, const OnnxNode
                      " must be multiples of blocksize " + std::to_string(b));
   return {reshapeTransposeReshape(t, node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
                                   {n, c * b * b, h / b, w / b})};
+}
+
+// Trilu(x, k?) {upper = 1}: Where(mask, x, 0) with the triangle mask of the last two dims
+// computed here (k must be known when compiling).
+std::vector<ir::Value*> translateTrilu(OnnxTranslation& t, const OnnxNode& node,
+                                       std::optional<ir::OpKind>) {
+  ir::Value* x = node.inputs.at(0);
+  if (x->type().rank() < 2)
+    t.fail(node, "input must have rank >= 2, it has shape " + ir::shapeToString(x->shape()));
+  int64_t k = 0;
+  if (node.inputs.size() > 1 && node.inputs[1]) {
+    auto contents = t.shapeValues.get(node.inputs[1]);
+    if (!contents || contents->size() != 1)
+      t.fail(node, "k ('" + node.inputs[1]->name() +
+                       "') must be a constant scalar; kiln needs it when compiling");
+    k = (*contents)[0];
+  }
+  bool upper = node.attrs.getInt("upper", 1) != 0;
+  const ir::Shape& s = x->shape();
+  const int64_t rows = s[s.size() - 2], cols = s.back();
+  TensorType maskType(DType::Bool, {rows, cols});
+  std::vector<double> mask(size_t(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask[size_t(i * cols + j)] = upper ? j - i >= k : j - i <= k;
+  const std::string& out = node.outputNames.at(0);
+  ir::Value* keep = t.graph.addConstant(t.graph.uniqueName(out + ".mask"), maskType,
+                                        ir::makeConstantBytes(maskType, mask));
+  TensorType zeroType(x->dtype(), {});
+  double zero[] = {0.0};
+  ir::Value* fill = t.graph.addConstant(t.graph.uniqueName(out + ".zero"), zeroType,
+                                        ir::makeConstantBytes(zeroType, zero));
+  ir::Value* y = buildOp(t, node, ir::OpKind::Where, {keep, x, fill}, {}, out);
+  checkDecomposedResult(t, node, y);
+  return {y};
 }
 
 // TopK: K must be a constant (or computed from static shapes); a K known only at run time

@@ -192,7 +192,10 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Coverage, OnnxOpCoverage,
     ::testing::Values(
-        UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"),
+        UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"), UNARY(Celu, "<alpha = 2.0>"),
+        UNARY(ThresholdedRelu, "<alpha = 0.5>"),
+        OpCase{"Where", "(float[2,3,4] x) => (float[2,3,4] y)",
+               "k = Constant <value = int64 {-1}> () y = Trilu <upper = 0> (x, k)", "f32[2,3,4]"},
         OpCase{"ConvTranspose", "(float[1,4,5,6] x, float[4,3,3,3] w) => (float[1,6,10,12] y)",
                "y = ConvTranspose <group = 2, strides = [2, 2], pads = [1, 1, 1, 1], "
                "output_padding = [1, 1]> (x, w)",

@@ -22,7 +22,8 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     DIRECT(Relu), DIRECT(Sigmoid), DIRECT(Tanh), DIRECT(Erf), DIRECT(Floor), DIRECT(Ceil),
     DIRECT(Round), DIRECT(Sign), DIRECT(Sin), DIRECT(Cos), DIRECT(Not), DIRECT(LeakyRelu),
     DIRECT(Elu), DIRECT(Selu), DIRECT(HardSigmoid), DIRECT(HardSwish), DIRECT(Softplus),
-    DIRECT(Softsign), DIRECT(Identity), DIRECT(Dropout), DIRECT(Shrink),
+    DIRECT(Softsign), DIRECT(Identity), DIRECT(Dropout), DIRECT(Shrink), DIRECT(Celu),
+    DIRECT(ThresholdedRelu),
     {"Clip", OpKind::Clip, translateClip},
     {"Cast", OpKind::Cast, translateCast},
     // elementwise with broadcasting
@@ -45,6 +46,7 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     DIRECT(Concat), DIRECT(Split), DIRECT(Slice), DIRECT(Gather), DIRECT(Pad), DIRECT(Expand),
     DIRECT(Tile),
     {"DepthToSpace", std::nullopt, translateDepthToSpace},
+    {"Trilu", std::nullopt, translateTrilu},
     {"SpaceToDepth", std::nullopt, translateSpaceToDepth},
     {"Resize", std::nullopt, translateResize},
     {"Upsample", std::nullopt, translateResize},

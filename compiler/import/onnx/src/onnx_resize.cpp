@@ -5,7 +5,8 @@
 //   linear/cubic:  sum over taps t of Gather(x, idx_t) * w_t   (w_t broadcast along the axis)
 // with edge indices clamped (ONNX pads the edges). Modes: nearest (round_prefer_floor,
 // round_prefer_ceil, floor, ceil), linear, cubic (cubic_coeff_a, exclude_outside);
-// coordinate transforms half_pixel, pytorch_half_pixel, align_corners, asymmetric.
+// coordinate transforms half_pixel, pytorch_half_pixel, align_corners, asymmetric. Nodes from
+// models of opsets 7-10 (Upsample, Resize-10) keep their asymmetric / floor semantics.
 #include <array>
 #include <cmath>
 
@@ -84,10 +85,14 @@ std::vector<ir::Value*> translateResize(OnnxTranslation& t, const OnnxNode& node
     t.fail(node, "scales/sizes must have one value per input dim (" + std::to_string(rank) + ")");
 
   std::string mode = node.attrs.getString("mode", "nearest");
-  std::string transform = node.attrs.getString(
-      "coordinate_transformation_mode", upsample ? "asymmetric" : "half_pixel");
-  std::string nearestMode = node.attrs.getString("nearest_mode", upsample ? "floor"
-                                                                          : "round_prefer_floor");
+  // Upsample (opsets 7-9) and Resize-10 map output index i to i / scale and take the floor for
+  // nearest. libonnx's version converter turns them into opset-11+ Resize nodes without
+  // setting that mode, whose defaults (half_pixel, round_prefer_floor) differ.
+  bool legacy = upsample || t.sourceOpset < 11;
+  std::string transform = node.attrs.getString("coordinate_transformation_mode",
+                                               legacy ? "asymmetric" : "half_pixel");
+  std::string nearestMode =
+      node.attrs.getString("nearest_mode", legacy ? "floor" : "round_prefer_floor");
   double cubicA = node.attrs.getFloat("cubic_coeff_a", -0.75f);
   bool excludeOutside = node.attrs.getInt("exclude_outside", 0) != 0;
   if (mode != "nearest" && mode != "linear" && mode != "cubic")

@@ -29,6 +29,8 @@ std::vector<ir::Value*> translateSpaceToDepth(OnnxTranslation&, const OnnxNode&,
                                               std::optional<ir::OpKind>);
 std::vector<ir::Value*> translateTopK(OnnxTranslation&, const OnnxNode&,
                                       std::optional<ir::OpKind>);
+std::vector<ir::Value*> translateTrilu(OnnxTranslation&, const OnnxNode&,
+                                       std::optional<ir::OpKind>);
 std::vector<ir::Value*> translateResize(OnnxTranslation&, const OnnxNode&,  // onnx_resize.cpp
                                        std::optional<ir::OpKind>);
 
