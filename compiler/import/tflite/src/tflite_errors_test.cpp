@@ -95,6 +95,14 @@ TEST(TfliteErrors, UnsupportedTensorType) {
             "m.tflite: tensor 'x' (#0) has type FLOAT64, which kiln does not support");
 }
 
+TEST(TfliteErrors, HugeTensor) {
+  TestModel m = oneOp(19);
+  m.tensors[0].shape = m.tensors[1].shape = {1 << 30, 1 << 30, 4};
+  EXPECT_EQ(errorOf(buildTflite(m)),
+            "m.tflite: tensor 'x' (#0) has shape [1073741824,1073741824,4], more than 2^40 "
+            "elements; kiln does not support tensors that large");
+}
+
 TEST(TfliteErrors, HybridFullyConnected) {
   TestModel m;
   m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 2}},

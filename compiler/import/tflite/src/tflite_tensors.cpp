@@ -69,6 +69,15 @@ ir::TensorType Translation::tensorType(int32_t index) const {
       shape.push_back(dim);
     }
   }
+  // Sizes are checked before anything multiplies them (a corrupt file can hold any dims).
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
+  int64_t elements = 1;
+  for (int64_t dim : shape) {
+    if (dim != 0 && elements > kMaxElements / dim)
+      throw error("has shape " + ir::shapeToString(shape) +
+                  ", more than 2^40 elements; kiln does not support tensors that large");
+    elements *= dim;
+  }
   ir::TensorType type(*dtype, shape);
   const fb::QuantizationParameters* q = t.quantization();
   if (q && q->details()) throw error("uses custom quantization, which kiln does not support");
