@@ -72,8 +72,12 @@ def imageInput(shape):
 class Spec:
     """How to build, feed and export one test model."""
 
-    def __init__(self, make, shape, opset, batch, inputs=None, input_names=("input",)):
+    def __init__(self, make, shape, opset, batch, inputs=None, input_names=("input",),
+                 dynamic=False):
         self.make, self.shape, self.opset, self.batch = make, shape, opset, batch
+        # Exported with symbolic batch and sequence dims (torch's dynamic_axes): the shape
+        # chains stay in the model, and kiln gets the dims from --input-shape.
+        self.dynamic = dynamic
         self.inputs = inputs or imageInput(shape)
         self.input_names = list(input_names)
 
@@ -91,8 +95,8 @@ MODELS = {
 }
 for _name, _family, _opset in e2e_catalog.familyModels():
     if _family in e2e_transformers.FAMILIES:
-        _make, _inputs, _names = e2e_transformers.FAMILIES[_family]
-        MODELS[_name] = Spec(_make, None, _opset, 0, _inputs, _names)
+        _make, _inputs, _names, _dynamic = e2e_transformers.FAMILIES[_family]
+        MODELS[_name] = Spec(_make, None, _opset, 0, _inputs, _names, _dynamic)
     else:
         _make, _shape, _batch = {**e2e_vision.FAMILIES, **e2e_detection.FAMILIES}[_family]
         MODELS[_name] = Spec(_make, _shape, _opset, _batch)
@@ -171,17 +175,24 @@ def exportModel(name, out_dir):
         atol, error = tolerance(outputs, outputs64)
         case = {"tolerance": f"1e-3,{atol:g}", "torch_f32_error": error}
         outputs = [y.float() if y.is_floating_point() else y for y in outputs64]
-    folder = os.path.join(out_dir, name)
+    folder = os.path.abspath(os.path.join(out_dir, name))  # case.json holds absolute paths
     os.makedirs(folder, exist_ok=True)
     model_path = os.path.join(folder, "model.onnx")
     output_names = ["output"] + [f"output{i}" for i in range(1, len(outputs))]
     # Classic TorchScript exporter (torch 1.13's default), static shapes, batch 1.
+    dynamic_axes, flags = None, []
+    if spec.dynamic:
+        dynamic_axes = {n: {0: "batch", 1: "sequence"} for n in spec.input_names}
+        dynamic_axes.update({n: {0: "batch"} for n in output_names})
+        flags = [f"--input-shape={n}:{'x'.join(map(str, t.shape))}"
+                 for n, t in zip(spec.input_names, inputs)]
     torch.onnx.export(model, tuple(inputs), model_path, opset_version=spec.opset,
                       input_names=spec.input_names, output_names=output_names,
-                      do_constant_folding=True)
+                      do_constant_folding=True, dynamic_axes=dynamic_axes)
     import onnx
     case.update({"model": model_path, "inputs": saveArrays(folder, "input", inputs),
                  "outputs": saveArrays(folder, "output", outputs), "problems": [],
+                 "compile_flags": flags,
                  "ops": sorted({node.op_type for node in onnx.load(model_path).graph.node})})
     with open(os.path.join(folder, "case.json"), "w") as f:
         json.dump(case, f, indent=1)

@@ -8,7 +8,8 @@ Split, the padding mask turned into an additive bias with Cast/Equal/Where and E
 (Erf), a pooler that weights tokens by a Softmax over the sequence axis (not the last axis),
 and a slice of every other token counted from the end (Slice with a negative step).
 
-GPT (input: token ids, int64 [1, 16]): positions from Range, a causal mask from a comparison of
+GPT (input: token ids, int64 [batch, sequence], exported with those dims symbolic and compiled
+with --input-shape=input_ids:1x16): positions from Shape -> Range, a causal mask from a comparison of
 two Ranges, pre-LayerNorm attention and MLP, LogSoftmax over the vocabulary, and the last
 token's log-probabilities sliced with negative indices.
 
@@ -119,8 +120,10 @@ def tokenInputs(rng, with_mask):
     return ids, mask
 
 
-# family: (constructor, input maker, input names)
+# family: (constructor, input maker, input names, dynamic). GPT is exported with symbolic batch
+# and sequence dims, as such models usually are: its Shape -> Gather -> Range chains stay in the
+# model and kiln compiles it with --input-shape.
 FAMILIES = {
-    "bert_layer": (BertLayer, lambda rng: tokenInputs(rng, True), ["input_ids", "mask"]),
-    "gpt_block": (GptBlock, lambda rng: tokenInputs(rng, False), ["input_ids"]),
+    "bert_layer": (BertLayer, lambda rng: tokenInputs(rng, True), ["input_ids", "mask"], False),
+    "gpt_block": (GptBlock, lambda rng: tokenInputs(rng, False), ["input_ids"], True),
 }

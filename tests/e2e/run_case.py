@@ -17,8 +17,8 @@ DIR/result.txt for the summary (backend_summary.py).
 
 With --expected-refusal OP (an exported model using an operator kiln lacks yet), only a clear
 refusal naming OP is skipped; once kiln compiles the model it must match like any other.
-A case.json may carry its own "tolerance" (the exported models' per-model bar); it wins over
---tolerance.
+A case.json may carry its own "tolerance" (the exported models' per-model bar), which wins over
+--tolerance, and "compile_flags" for `kiln compile` (e.g. --input-shape).
 """
 import argparse
 import json
@@ -80,24 +80,28 @@ def main():
     parser.add_argument("--expected-refusal", metavar="OP",
                         help="skip (77) when the compile refuses the model naming OP")
     parser.add_argument("--threads", type=int, default=1, help="for kiln run's thread pool")
+    parser.add_argument("--compile-flag", action="append", default=[],
+                        help="one more flag for kiln compile (repeatable)")
     args = parser.parse_args()
 
     ops, problems = [], []
     model, inputs, expected = args.model, args.input, args.expected
-    tolerance = args.tolerance
+    tolerance, flags = args.tolerance, []
     if args.case:
         with open(args.case) as f:
             case = json.load(f)
         model, inputs, expected = case["model"], case["inputs"], case["outputs"]
         ops, problems = case["ops"], case["problems"]
         tolerance = case.get("tolerance", tolerance)
+        flags = case.get("compile_flags", [])
+    flags = flags + args.compile_flag
     if not model:
         parser.error("--model or --case is required")
     os.makedirs(args.work, exist_ok=True)
 
     artifact = os.path.join(args.work, "model.kiln")
     started, cpu_before = time.monotonic(), childCpuSeconds()
-    compiled = run([args.kiln, "compile", model, "-o", artifact], "kiln compile")
+    compiled = run([args.kiln, "compile", model, "-o", artifact] + flags, "kiln compile")
     seconds, cpu = time.monotonic() - started, childCpuSeconds() - cpu_before
     # CPU time too: on a loaded machine it says more about the compiler than the wall clock.
     print(f"kiln compile: {seconds:.2f} s, {cpu:.2f} s CPU")
