@@ -8,7 +8,8 @@
 # reason. Label: e2e-tflite.
 # Command-line checks on models outside the shared data (tflite_cli_case.py): JSON models
 # built by flatc with kiln's schema subset (a float TRANSPOSE_CONV against hand-computed
-# values, the layout remaps, elementwise ops, int8 paths, an unsupported operator) and a truncated real model.
+# values, the layout remaps, elementwise ops, int8 paths, an unsupported operator), a truncated
+# real model and 20 byte-mutated ones (compiled or refused with one line, never a crash).
 set(_tflite_cli ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_cli_case.py --kiln $<TARGET_FILE:kiln>
     --flatc ${KILN_FLATC} --schema ${PROJECT_SOURCE_DIR}/compiler/import/tflite/schema/tflite_subset.fbs)
 set(_tflite_cli_work ${CMAKE_BINARY_DIR}/e2e-tflite/cli)
@@ -59,10 +60,14 @@ set(_tflite_kws ${KILN_TESTDATA_DIR}/tflite/models/mlperf-tiny/keyword_spotting_
 add_test(NAME e2e.tflite.cli.truncated_model
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/truncated --truncate ${_tflite_kws}
                  "--expect-error=corrupt or truncated TFLite model: the flatbuffer failed verification")
+add_test(NAME e2e.tflite.cli.mutated_models
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/mutated --mutate ${_tflite_kws}
+                 --count 20)
 set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
                      e2e.tflite.cli.elementwise_float e2e.tflite.cli.quantized_int8
                      e2e.tflite.cli.unsupported_operator
-                     e2e.tflite.cli.truncated_model PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 120)
+                     e2e.tflite.cli.truncated_model e2e.tflite.cli.mutated_models
+                     PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 300)
 
 set(_tflite_root ${KILN_TESTDATA_DIR}/tflite)
 file(GLOB _tflite_models LIST_DIRECTORIES false ${_tflite_root}/models/*/*.tflite)

@@ -103,6 +103,25 @@ TEST(TfliteErrors, HugeTensor) {
             "elements; kiln does not support tensors that large");
 }
 
+TEST(TfliteErrors, ZeroStride) {
+  TestModel m;
+  m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 4, 4, 1}},
+               {"w", fb::TensorType::FLOAT32, {1, 1, 1, 1}, floatBytes({1})},
+               {"y", fb::TensorType::FLOAT32, {1, 4, 4, 1}}};
+  m.operators = {{3,
+                  {0, 1, -1},
+                  {2},
+                  fb::BuiltinOptions::Conv2DOptions,
+                  [](flatbuffers::FlatBufferBuilder& b) {
+                    return fb::CreateConv2DOptions(b, fb::Padding::SAME, 0, 1).Union();
+                  }}};
+  m.inputs = {0};
+  m.outputs = {2};
+  EXPECT_EQ(errorOf(buildTflite(m)),
+            "m.tflite: operator #0 (CONV_2D): strides (1, 0), dilations (1, 1) and window (1, 1) "
+            "must be positive");
+}
+
 TEST(TfliteErrors, HybridFullyConnected) {
   TestModel m;
   m.tensors = {{"x", fb::TensorType::FLOAT32, {1, 2}},

@@ -149,9 +149,15 @@ fb::ActivationFunctionType fusedActivation(const OpView& v) {
   }
 }
 
-std::vector<int64_t> windowPads(fb::Padding padding, int64_t inH, int64_t inW, int64_t kH,
-                                int64_t kW, int64_t strideH, int64_t strideW, int64_t dilationH,
-                                int64_t dilationW) {
+std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH, int64_t inW,
+                                int64_t kH, int64_t kW, int64_t strideH, int64_t strideW,
+                                int64_t dilationH, int64_t dilationW) {
+  // A corrupt or hand-made file can hold anything here: refuse before dividing by a stride.
+  if (strideH <= 0 || strideW <= 0 || dilationH <= 0 || dilationW <= 0 || kH <= 0 || kW <= 0)
+    t.fail("strides (" + std::to_string(strideH) + ", " + std::to_string(strideW) +
+           "), dilations (" + std::to_string(dilationH) + ", " + std::to_string(dilationW) +
+           ") and window (" + std::to_string(kH) + ", " + std::to_string(kW) +
+           ") must be positive");
   auto one = [&](int64_t in, int64_t k, int64_t s, int64_t d) -> std::pair<int64_t, int64_t> {
     if (padding != fb::Padding::SAME) return {0, 0};
     int64_t effective = (k - 1) * d + 1;
@@ -180,9 +186,9 @@ void translateConv2D(Translation& t, const OpView& v) {
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
   attrs.set("dilations", std::vector<int64_t>{o->dilation_h_factor(), o->dilation_w_factor()});
-  attrs.set("pads",
-            windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2], o->stride_h(),
-                       o->stride_w(), o->dilation_h_factor(), o->dilation_w_factor()));
+  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2],
+                               o->stride_h(), o->stride_w(), o->dilation_h_factor(),
+                               o->dilation_w_factor()));
   attrs.set("group", x.shape[3] / w.shape[3]);
   ir::Value* filter = t.permutedConstant(v.input(1), {0, 3, 1, 2});  // OHWI -> OIHW
   ir::Value* y = withActivation(
@@ -206,9 +212,9 @@ void translateDepthwiseConv2D(Translation& t, const OpView& v) {
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
   attrs.set("dilations", std::vector<int64_t>{o->dilation_h_factor(), o->dilation_w_factor()});
-  attrs.set("pads",
-            windowPads(o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2], o->stride_h(),
-                       o->stride_w(), o->dilation_h_factor(), o->dilation_w_factor()));
+  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], w.shape[1], w.shape[2],
+                               o->stride_h(), o->stride_w(), o->dilation_h_factor(),
+                               o->dilation_w_factor()));
   attrs.set("group", x.shape[3]);
   // [1, KH, KW, C*M] -> [C*M, 1, KH, KW]: output channel c*M + m reads input channel c, as in
   // a grouped convolution with C groups.
@@ -260,7 +266,7 @@ void translatePool(Translation& t, const OpView& v) {
   ir::AttributeMap attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{o->filter_height(), o->filter_width()});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", windowPads(o->padding(), x.shape[1], x.shape[2], o->filter_height(),
+  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], o->filter_height(),
                                o->filter_width(), o->stride_h(), o->stride_w(), 1, 1));
   // TFLite's average excludes padding (ONNX count_include_pad = 0, the default).
   OpKind kind = v.code == 1 ? OpKind::AveragePool : OpKind::MaxPool;
@@ -366,6 +372,7 @@ void translateTransposeConv(Translation& t, const OpView& v) {
         o->padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
     return {before, full - outSize - before};
   };
+  if (o->stride_h() <= 0 || o->stride_w() <= 0) t.fail("strides must be positive");
   auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
   auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
   if (bottom < 0 || right < 0)

@@ -106,7 +106,7 @@ void translateQuantizedConv(Translation& t, const OpView& v, bool depthwise) {
   attrs.set("strides", std::vector<int64_t>{sh, sw});
   attrs.set("dilations", std::vector<int64_t>{dh, dw});
   attrs.set("pads",
-            windowPads(padding, x.shape[1], x.shape[2], w.shape[1], w.shape[2], sh, sw, dh, dw));
+            windowPads(t, padding, x.shape[1], x.shape[2], w.shape[1], w.shape[2], sh, sw, dh, dw));
   setActivationRange(t, v, attrs);
   std::vector<ir::Value*> operands = {t.nhwc(xi), t.nhwc(wi)};
   if (v.input(2) >= 0) operands.push_back(t.nhwc(v.input(2)));
@@ -154,7 +154,7 @@ void translateQuantizedPool(Translation& t, const OpView& v) {
   ir::AttributeMap attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{o->filter_height(), o->filter_width()});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", windowPads(o->padding(), x.shape[1], x.shape[2], o->filter_height(),
+  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], o->filter_height(),
                                o->filter_width(), o->stride_h(), o->stride_w(), 1, 1));
   setActivationRange(t, v, attrs);
   OpKind kind = v.code == 1 ? OpKind::QAveragePool2D : OpKind::QMaxPool2D;
@@ -221,6 +221,7 @@ void translateQuantizedTransposeConv(Translation& t, const OpView& v) {
       before = std::max<int64_t>((in - 1) * s + k - outSize, 0) / 2;
     return {before, full - outSize - before};
   };
+  if (o->stride_h() <= 0 || o->stride_w() <= 0) t.fail("strides must be positive");
   auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
   auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
   if (bottom < 0 || right < 0)

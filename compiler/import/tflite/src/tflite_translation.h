@@ -150,9 +150,9 @@ ir::Value* withActivation(Translation& t, const OpView& v, ir::OpKind kind,
 // Fused activation of CONV_2D, ADD, ... as TFLite's ActivationFunctionType.
 fb::ActivationFunctionType fusedActivation(const OpView& view);
 // Explicit [top, left, bottom, right] pads of TFLite's SAME/VALID for a 2-D window.
-std::vector<int64_t> windowPads(fb::Padding padding, int64_t inH, int64_t inW, int64_t kH,
-                                int64_t kW, int64_t strideH, int64_t strideW, int64_t dilationH,
-                                int64_t dilationW);
+std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH, int64_t inW,
+                                int64_t kH, int64_t kW, int64_t strideH, int64_t strideW,
+                                int64_t dilationH, int64_t dilationW);
 // TFLite's activation range on the quantized output: clamp bounds as [min, max].
 std::pair<int64_t, int64_t> quantizedActivationRange(Translation& t, fb::ActivationFunctionType act,
                                                      int32_t outputTensor);
