@@ -314,21 +314,35 @@ TEST(OnnxErrors, DoubleInput) {
 TEST(OnnxErrors, DoubleInitializer) {
   EXPECT_EQ(importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[2] x) => (float[2] y) <double[2] w = {1.0, 2.0}> {
+    g (float[2] x) => (float[2] y) <double[2] w = {1.0, 0.1}> {
       c = Cast <to = 1> (w)
       y = Add(x, c) })")),
-            "test.onnx: tensor 'w' has element type double, which kiln does not support");
+            "test.onnx: tensor 'w' has element type double with values float32 cannot hold "
+            "exactly, which kiln does not support; export the model in float32");
 }
 
 TEST(OnnxErrors, DoubleConstantNode) {
   EXPECT_EQ(importError(testing::modelFromTextNamed(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[1] x) => (float[1] y) {
-      c = Constant <value = double[1] {2.0}> ()
+      c = Constant <value = double[1] {0.1}> ()
       d = Cast <to = 1> (c)
       y = Add(x, d) })", {"const_d"})),
-            "test.onnx: attribute 'value' of node 'const_d' (Constant) has element type double, "
-            "which kiln does not support");
+            "test.onnx: attribute 'value' of node 'const_d' (Constant) has element type double "
+            "with values float32 cannot hold exactly, which kiln does not support; export the "
+            "model in float32");
+}
+
+// Exact double constants are narrowed to f32, but arithmetic in double is still refused.
+TEST(OnnxErrors, DoubleArithmetic) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) <double[2] w = {1.0, 2.0}> {
+      d = Add(w, w)
+      y = Cast <to = 1> (d) })")),
+            "test.onnx: node #0 (Add): output 'd' has element type double, which kiln does not "
+            "support; export the model in float32 (in PyTorch: model.float() and float32 example "
+            "inputs)");
 }
 
 TEST(OnnxErrors, CastToUnsupportedType) {

@@ -134,6 +134,23 @@ TEST(OnnxImport, ConstantNodes) {
   EXPECT_EQ(ir::constantDoubles(graph->findValue("f")), (std::vector<double>{3.0, 4.0}));
 }
 
+// Double constants that float32 holds exactly (torch's old-opset shape arithmetic: 2.0 Cast
+// to int64) become f32 constants, initializers and Constant nodes alike.
+TEST(OnnxImport, ExactDoubleConstantsBecomeF32) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,6] x) => (float[2,3,2] y) <double[1] w = {2.0}> {
+      c = Constant <value = double[2] {2.0, 3.0}> ()
+      a = Cast <to = 7> (c)
+      b = Cast <to = 7> (w)
+      s = Concat <axis = 0> (a, b)
+      y = Reshape(x, s) })");
+  EXPECT_EQ(graph->findValue("c")->type(), TensorType(DType::F32, {2}));
+  EXPECT_EQ(ir::constantDoubles(graph->findValue("c")), (std::vector<double>{2.0, 3.0}));
+  EXPECT_EQ(graph->findValue("w")->type(), TensorType(DType::F32, {1}));
+  EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::F32, {2, 3, 2}));
+}
+
 // Cast's `to` is an ONNX DataType number; the IR wants a kiln DType number.
 TEST(OnnxImport, CastTargetDtype) {
   auto graph = importText(R"(

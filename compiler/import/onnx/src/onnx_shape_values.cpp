@@ -128,6 +128,16 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
       }
       out = gathered;
     }
+  } else if (op == "Cast" && !input(0) && node.inputs.at(0)->isConstant() &&
+             node.inputs[0]->type().numElements() <= kMaxElements) {
+    // A float constant of whole numbers cast to an integer type (old-opset torch exports).
+    std::vector<double> values = ir::constantDoubles(node.inputs[0]);
+    Ints whole;
+    for (double v : values) {
+      if (v != static_cast<double>(static_cast<int64_t>(v))) return;
+      whole.push_back(static_cast<int64_t>(v));
+    }
+    out = whole;
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity" ||
              op == "Cast") {
     out = input(0);

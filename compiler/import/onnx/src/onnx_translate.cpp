@@ -51,8 +51,10 @@ class ModelWalker {
   // `shapeText`) when a dim is unknown. A missing or non-tensor type, or an element type kiln
   // lacks, is a CompileError.
   // `what` names the value in messages: "input 'x'", "node #2 (Cast): output 'y'".
+  // `narrowDouble`: a double value is f32 (a Constant node's output: its contents were
+  // narrowed exactly by convertTensor).
   std::optional<ir::TensorType> inferredType(const std::string& name, const std::string& what,
-                                             std::string* shapeText) {
+                                             std::string* shapeText, bool narrowDouble = false) {
     auto fail = [&](const std::string& why) -> void {
       throw CompileError(displayName_ + ": " + what + " " + why);
     };
@@ -62,6 +64,7 @@ class ModelWalker {
     }
     const auto& tensorType = found->second->tensor_type();
     std::optional<ir::DType> dtype = dtypeFromOnnx(tensorType.elem_type());
+    if (narrowDouble && tensorType.elem_type() == onnx::TensorProto::DOUBLE) dtype = ir::DType::F32;
     if (!dtype) {
       bool wide = tensorType.elem_type() == onnx::TensorProto::DOUBLE;
       fail("has element type " + onnxTypeName(tensorType.elem_type()) +
@@ -164,7 +167,7 @@ class ModelWalker {
                                                 : inferredType(output,
                                                                OnnxTranslation::describe(node) +
                                                                    ": output '" + output + "'",
-                                                               &text));
+                                                               &text, node.opType == "Constant"));
       node.outputShapes.push_back(text);
     }
     std::vector<ir::Value*> results = entry->translate(translation_, node, entry->kind);
