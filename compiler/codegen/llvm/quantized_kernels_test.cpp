@@ -407,10 +407,24 @@ void checkConv(const QConvCase& t) {
   }
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+  if (wide || tr) return;
+  // The same with the zero point folded into the accumulator's start (-zx * sum of the
+  // channel's weights; border taps add zx * w back): identical bytes.
+  for (int64_t o = 0; o < t.oc; ++o) {
+    int32_t sum = 0;
+    for (int64_t i = 0; i < wCount; ++i)
+      if ((dw ? i % t.oc : i / (wCount / t.oc)) == o) sum += w[size_t(i)];
+    q.zeroPointCorrection.push_back(-q.inputZeroPoint * sum);
+  }
+  std::vector<int8_t> corrected = run<int8_t>(d, inputs);
+  for (size_t i = 0; i < corrected.size(); ++i) ASSERT_EQ(corrected[i], want[i]) << "corrected, element " << i;
 }
 
 TEST(QuantizedKernels, ConvInt8PaddedStridedDilated) {
   checkConv({QuantOp::Conv, ElemType::I8, 2, 7, 6, 5, 4, 3, 3, 1, {2, 1}, {1, 2}, {1, 2, 1, 0}, true});
+}
+TEST(QuantizedKernels, ConvInt8SixteenChannelsUnrolled) {
+  checkConv({QuantOp::Conv, ElemType::I8, 1, 5, 4, 16, 3, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true});
 }
 TEST(QuantizedKernels, ConvInt8GroupedNoBias) {
   checkConv({QuantOp::Conv, ElemType::I8, 1, 5, 5, 6, 4, 3, 2, 2, {1, 1}, {1, 1}, {1, 1, 1, 0}, false});
@@ -449,6 +463,13 @@ TEST(QuantizedKernels, FullyConnectedInt8WeightZeroPointAndPerChannel) {
         size_t c = perChannel ? size_t(n) : 0;
         ASSERT_EQ(got[size_t(r * 5 + n)], clampTo(refMbqm(acc, q.multipliers[c], q.shifts[c]) - 100, -128, 127));
       }
+    // Zero point folded into the accumulator's start: the same bytes.
+    for (int n = 0; n < 5; ++n) {
+      int32_t sum = 0;
+      for (int k = 0; k < 37; ++k) sum += w[size_t(n * 37 + k)] - q.weightZeroPoint;
+      q.zeroPointCorrection.push_back(-12 * sum);
+    }
+    EXPECT_EQ(run<int8_t>(d, {x.data(), w.data(), b.data()}), got);
   }
 }
 

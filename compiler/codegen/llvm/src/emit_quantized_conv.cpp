@@ -3,7 +3,11 @@
 // products accumulate in i32 (i8 activations) or i64 (i16 activations), then bias, the
 // per-channel MultiplyByQuantizedMultiplier, the output zero point and the activation clamp.
 // Plain loops: a work item is one output row (n, oh); the innermost loop runs over the input
-// channels of a tap, contiguous in both x and w, so fast variants can tile it later.
+// channels of a tap, contiguous in both x and w (four per iteration), so fast variants can
+// tile it later. With constant i8 weights the input zero point leaves the inner loop: the
+// accumulator starts at -zx * sum(w) and border taps add zx * w back (exact in wrapping i32).
+#include <functional>
+
 #include "emit_quantized.h"
 #include "emitters.h"
 
@@ -54,6 +58,27 @@ void accumulate(KernelBuilder& kb, llvm::Value* acc, llvm::Value* x, llvm::Value
   ir.CreateStore(sum, acc);
 }
 
+// for (c = 0; c < count; ++c) body(c), four channels per iteration when count allows (the
+// loop overhead dominates a one-MAC body on microcontrollers).
+void forChannels(KernelBuilder& kb, int64_t count, const std::function<void(llvm::Value*)>& body) {
+  llvm::IRBuilder<>& ir = kb.b();
+  if (count % 4 != 0 || count < 8) {
+    kb.forRange(0, count, body);
+    return;
+  }
+  kb.forRange(0, count / 4, [&](llvm::Value* j) {
+    llvm::Value* base = ir.CreateMul(j, kb.index(4));
+    for (int64_t u = 0; u < 4; ++u) body(ir.CreateAdd(base, kb.index(u)));
+  });
+}
+
+// The accumulator's start: the per-channel zero-point correction, or 0.
+llvm::Value* startAccumulator(KernelBuilder& kb, llvm::Value* corrections, llvm::Value* channel,
+                              llvm::Type* accType) {
+  if (!corrections) return llvm::ConstantInt::get(accType, 0);
+  return kb.b().CreateSExt(qTableLoad(kb, corrections, channel), accType);
+}
+
 llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
   llvm::IRBuilder<>& ir = kb.b();
   return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
@@ -79,6 +104,9 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   const Rescale rescale = makeRescale(kb);
   const int64_t ocPerGroup = OC / d.groups, icPerGroup = ws[3];
   const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? OC / C : 1;
+  // With a zero-point correction the inner loop accumulates w * x only.
+  llvm::Value* corrections = q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
 
   const int64_t rows = N * OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -88,7 +116,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
     kb.forRange(0, OW, [&](llvm::Value* ow) {
       kb.forRange(0, OC, [&](llvm::Value* oc) {
         llvm::Value* acc = kb.local(accType, "acc");
-        ir.CreateStore(llvm::ConstantInt::get(accType, 0), acc);
+        ir.CreateStore(startAccumulator(kb, corrections, oc, accType), acc);
         if (q.op == QuantOp::TransposeConv) {
           // Output (oh, ow) gathers input (ih, iw) with ih * sh + kh - pt == oh.
           kb.forRange(0, KH, [&](llvm::Value* kh) {
@@ -125,34 +153,50 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
         } else {
           llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
           llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+          const bool depthwise = q.op == QuantOp::DepthwiseConv;
+          // The weights of tap (kh, kw) for this output channel: w * x over them, or, for a
+          // tap outside the image with a corrected accumulator, w * zx added back.
+          auto tapWeights = [&](llvm::Value* tap, llvm::Value* xBase) {
+            if (depthwise) {
+              llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(OC)), oc));
+              llvm::Value* xv = xBase ? kb.load(0, xt, ir.CreateAdd(xBase, ir.CreateUDiv(oc, kb.index(depthMultiplier))))
+                                      : qConst(kb, q.inputZeroPoint);
+              accumulate(kb, acc, xv, wv, xBase ? inputZeroPoint : 0, 0);
+              return;
+            }
+            llvm::Value* wBase = ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(icPerGroup));
+            llvm::Value* xRow = xBase ? ir.CreateAdd(xBase, ir.CreateMul(ir.CreateUDiv(oc, kb.index(ocPerGroup)),
+                                                                         kb.index(icPerGroup)))
+                                      : nullptr;
+            forChannels(kb, icPerGroup, [&](llvm::Value* ic) {
+              llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
+              llvm::Value* xv = xRow ? kb.load(0, xt, ir.CreateAdd(xRow, ic)) : qConst(kb, q.inputZeroPoint);
+              accumulate(kb, acc, xv, wv, xRow ? inputZeroPoint : 0, 0);
+            });
+          };
           kb.forRange(0, KH, [&](llvm::Value* kh) {
             llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
-            kb.ifThen(insideRange(kb, ih, H), [&] {
+            llvm::Value* rowInside = insideRange(kb, ih, H);
+            kb.ifThen(rowInside, [&] {
               kb.forRange(0, KW, [&](llvm::Value* kw) {
                 llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
-                kb.ifThen(insideRange(kb, iw, W), [&] {
+                llvm::Value* colInside = insideRange(kb, iw, W);
+                llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+                kb.ifThen(colInside, [&] {
                   llvm::Value* xBase = ir.CreateAdd(
                       xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
-                  llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
-                  if (q.op == QuantOp::DepthwiseConv) {
-                    llvm::Value* ic = ir.CreateUDiv(oc, kb.index(depthMultiplier));
-                    llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xBase, ic));
-                    llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(OC)), oc));
-                    accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
-                  } else {
-                    llvm::Value* icBase = ir.CreateMul(ir.CreateUDiv(oc, kb.index(ocPerGroup)), kb.index(icPerGroup));
-                    llvm::Value* wBase = ir.CreateMul(
-                        ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(icPerGroup));
-                    llvm::Value* xRow = ir.CreateAdd(xBase, icBase);
-                    kb.forRange(0, icPerGroup, [&](llvm::Value* ic) {
-                      llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xRow, ic));
-                      llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
-                      accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
-                    });
-                  }
+                  tapWeights(tap, xBase);
                 });
+                if (corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tapWeights(tap, nullptr); });
               });
             });
+            if (corrections) {
+              kb.ifThen(ir.CreateNot(rowInside), [&] {
+                kb.forRange(0, KW, [&](llvm::Value* kw) {
+                  tapWeights(ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw), nullptr);
+                });
+              });
+            }
           });
         }
         llvm::Value* at = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC)), oc);
@@ -173,17 +217,18 @@ uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
   const Rescale rescale = makeRescale(kb);
+  llvm::Value* corrections = q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
   kb.forWorkgroupShare(B * N, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(N));
     llvm::Value* n = ir.CreateURem(item, kb.index(N));
     llvm::Value* acc = kb.local(accType, "acc");
-    ir.CreateStore(llvm::ConstantInt::get(accType, 0), acc);
+    ir.CreateStore(startAccumulator(kb, corrections, n, accType), acc);
     llvm::Value* xRow = ir.CreateMul(b, kb.index(K));
     llvm::Value* wRow = ir.CreateMul(n, kb.index(K));
-    kb.forRange(0, K, [&](llvm::Value* k) {
+    forChannels(kb, K, [&](llvm::Value* k) {
       llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xRow, k));
       llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wRow, k));
-      accumulate(kb, acc, xv, wv, q.inputZeroPoint, q.weightZeroPoint);
+      accumulate(kb, acc, xv, wv, corrections ? 0 : q.inputZeroPoint, q.weightZeroPoint);
     });
     storeOutput(kb, rescale, ir.CreateLoad(accType, acc), n, item, wide);
   });

@@ -83,6 +83,23 @@ std::vector<int32_t> softmaxTable(double beta, double inputScale) {
   return table;
 }
 
+// -zx * sum(w - zw) per output channel for constant i8-activation weights (wrapping i32
+// arithmetic, like the accumulator): lets the kernels accumulate w * x alone.
+void zeroPointCorrection(const ir::Op& op, QuantDesc& q, bool depthwise) {
+  const ir::Value* w = op.operand(1);
+  if (op.operand(0)->dtype() != ir::DType::I8 || !w->isConstant() || q.inputZeroPoint == 0) return;
+  const std::vector<uint8_t>& bytes = w->constantBytes();
+  const ir::Shape& ws = w->shape();
+  const int64_t channels = depthwise ? ws.back() : ws[0];
+  const int64_t perChannel = int64_t(bytes.size()) / channels;
+  std::vector<uint32_t> sums(size_t(channels), 0);
+  for (int64_t i = 0; i < int64_t(bytes.size()); ++i) {
+    int64_t c = depthwise ? i % channels : i / perChannel;
+    sums[size_t(c)] += uint32_t(int32_t(int8_t(bytes[size_t(i)])) - q.weightZeroPoint);
+  }
+  for (uint32_t s : sums) q.zeroPointCorrection.push_back(int32_t(uint32_t(-q.inputZeroPoint) * s));
+}
+
 }  // namespace
 
 bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
@@ -110,6 +127,7 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       q.inputZeroPoint = zeroPoint(quantOf(op, op.operand(0), "input"));
       q.outputZeroPoint = zeroPoint(quantOf(op, op.result(), "result"));
       convMultipliers(op, q, q.op == QuantOp::DepthwiseConv ? ws[3] : ws[0]);
+      if (q.op != QuantOp::TransposeConv) zeroPointCorrection(op, q, q.op == QuantOp::DepthwiseConv);
       setActivation(op, q);
       break;
     }
@@ -129,6 +147,7 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
         float product = x.scales[0] * w.scales[0];
         push(q, ir::quantizeMultiplier(double(product) / double(y.scales[0])));
       }
+      zeroPointCorrection(op, q, false);
       setActivation(op, q);
       break;
     }

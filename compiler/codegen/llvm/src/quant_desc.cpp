@@ -37,6 +37,7 @@ std::string QuantDesc::key(const KernelDesc& d) {
   printInts(os, "m", q.multipliers);
   printInts(os, "sh", q.shifts);
   printInts(os, "t", q.table);
+  printInts(os, "zc", q.zeroPointCorrection);
   return os.str();
 }
 
@@ -75,6 +76,8 @@ void verifyQuantKernel(const KernelDesc& d) {
       if (q.op == QuantOp::DepthwiseConv) require(w[0] == 1 && oc % x.shape[3] == 0, "bad depthwise W");
       if (q.op == QuantOp::TransposeConv) require(w[3] == x.shape[3], "W input channels");
       require(int64_t(q.multipliers.size()) == oc, "one multiplier per output channel");
+      require(q.zeroPointCorrection.empty() || int64_t(q.zeroPointCorrection.size()) == oc,
+              "one zero-point correction per output channel");
       if (d.inputs.size() == 3) {
         require(d.inputs[2].elementCount() == oc, "bias size");
         require(d.inputs[2].type == ElemType::I32 || d.inputs[2].type == ElemType::I64, "bias dtype");
@@ -93,6 +96,8 @@ void verifyQuantKernel(const KernelDesc& d) {
               "shapes do not match");
       require(q.multipliers.size() == 1 || int64_t(q.multipliers.size()) == w[0],
               "one multiplier, or one per output channel");
+      require(q.zeroPointCorrection.empty() || int64_t(q.zeroPointCorrection.size()) == w[0],
+              "one zero-point correction per output channel");
       if (d.inputs.size() == 3) require(d.inputs[2].elementCount() == w[0], "bias size");
       break;
     }

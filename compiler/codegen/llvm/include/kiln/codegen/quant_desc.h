@@ -49,6 +49,11 @@ struct QuantDesc {
   int32_t input2Multiplier = 0, input2Shift = 0;
   int32_t leftShift = 0;
   std::vector<int32_t> table;  // Softmax / Lookup
+  // Conv / DepthwiseConv / FullyConnected with constant weights and i8 input: per output
+  // channel -zx * (sum of all its weights - zw), so the inner loop accumulates w * x only;
+  // taps skipped at the image border add back zx * (their weights) at run time. Empty:
+  // the inner loop subtracts the zero point itself.
+  std::vector<int32_t> zeroPointCorrection;
   float scale = 1.0f;          // Quantize: output scale; Dequantize: input scale; Mean: sx / sy
   bool sameParameters = false;  // Mean: input and result quantization equal
 
