@@ -52,6 +52,11 @@ add_test(NAME e2e.tflite.cli.quantized_int8
                  "--expected=1x2x2x2xi8=1 1 3 10 12 1 127 1"
                  "--expected=1x2x2x4xi8=-12 -2 0 0 4 18 4 18 22 -128 22 0 127 0 127 0"
                  "--expected=1x2x2x2xi8=33 -2 1 78 118 127 127 -3")
+# PADV2 with a scalar pad value, SQUEEZE, RELU_N1_TO_1 (float).
+add_test(NAME e2e.tflite.cli.padv2_squeeze_float
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/padv2_squeeze_float
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/padv2_squeeze_float.json
+                 "--input=1x2x2x1xf32=-2 0.5 3 -0.25" "--expected=3x2xf32=-1 0.5 1 -0.25 1 1")
 add_test(NAME e2e.tflite.cli.unsupported_operator
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/unsupported_lstm
                  --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/unsupported_lstm.json
@@ -65,7 +70,7 @@ add_test(NAME e2e.tflite.cli.mutated_models
                  --count 20)
 set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
                      e2e.tflite.cli.elementwise_float e2e.tflite.cli.quantized_int8
-                     e2e.tflite.cli.unsupported_operator
+                     e2e.tflite.cli.padv2_squeeze_float e2e.tflite.cli.unsupported_operator
                      e2e.tflite.cli.truncated_model e2e.tflite.cli.mutated_models
                      PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 300)
 
