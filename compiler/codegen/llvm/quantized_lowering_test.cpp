@@ -169,6 +169,12 @@ TEST(QuantizedLowering, ErrorsNameTheNode) {
 })"),
             "node 't' (TANH): only int8 is supported for this operator");
   EXPECT_EQ(lowerError(R"(graph @g {
+  input %a : i16[4] quant(scale=0.1, zero_point=0)
+  %y = QMul(%a, %a) : i16[4] quant(scale=0.1, zero_point=0) loc("m", "MUL")
+  output "y" = %y
+})"),
+            "node 'm' (MUL): only int8 multiplication is supported (TFLM's int16 MUL uses another path)");
+  EXPECT_EQ(lowerError(R"(graph @g {
   input %x : i8[4]
   %y = Dequantize(%x) : f32[4] loc("d", "DEQUANTIZE")
   output "y" = %y

@@ -187,6 +187,8 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& d) {
       const ir::QuantParams& a = quantOf(op, op.operand(0), "input");
       const ir::QuantParams& b = quantOf(op, op.operand(1), "input");
       const ir::QuantParams& y = quantOf(op, op.result(), "result");
+      if (op.result()->dtype() != ir::DType::I8)
+        unsupported(op, "only int8 multiplication is supported (TFLM's int16 MUL uses another path)");
       q.op = QuantOp::Mul;
       q.inputZeroPoint = zeroPoint(a);
       q.input2ZeroPoint = zeroPoint(b);
