@@ -228,6 +228,24 @@ TEST(TfliteImport, SupportedOperatorsAreNamed) {
   EXPECT_EQ(tfliteBuiltinName(9999), "");
 }
 
+// The layout decision, on real models: int8 models keep NHWC throughout (no Transpose at all);
+// float CNNs transpose only their input image, their heads' pool -> reshape being free views.
+TEST(TfliteImport, RuntimeTransposesInTheMlperfModels) {
+  std::filesystem::path dir =
+      std::filesystem::path(KILN_TESTDATA_DIR) / "tflite" / "models" / "mlperf-tiny";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no " << dir;
+  std::map<std::string, size_t> expected = {{"visual_wake_words__vww_96_int8", 0},
+                                            {"keyword_spotting__kws_ref_model", 0},
+                                            {"image_classification__pretrainedResnet_quant", 0},
+                                            {"streaming_wakeword__str_ww_ref_model", 0},
+                                            {"visual_wake_words__vww_96_float", 1},
+                                            {"image_classification__pretrainedResnet", 1}};
+  for (const auto& [name, transposes] : expected) {
+    auto g = importTfliteFile(dir / (name + ".tflite"));
+    EXPECT_EQ(countOps(*g, OpKind::Transpose), transposes) << name;
+  }
+}
+
 // Every model of the shared test data imports and passes the IR verifier, except those
 // TFLM also rejects (hybrid float/int8 weights), which are refused with a CompileError.
 TEST(TfliteImport, EveryTestdataModel) {
