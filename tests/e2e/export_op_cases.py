@@ -92,6 +92,14 @@ def cases():
                                   (2, 3, 8), 14),
         "shrink": (lambda: Fn(lambda x: (F.hardshrink(x, 0.5), F.softshrink(x, 0.7))),
                    (3, 10), 13),
+        "einsum_attention": (lambda: Fn(lambda x: (torch.einsum("bhid,bhjd->bhij", x, x),
+                                                   torch.einsum("bhij,bhjd->bihd", x, x))),
+                             (2, 3, 4, 4), 13),
+        "einsum_misc": (lambda: Fn(lambda x: (torch.einsum("ij,jk", x[0], x[1]),
+                                              torch.einsum("...ij->...ji", x),
+                                              torch.einsum("bij->j", x),
+                                              torch.einsum("bi,bj,b->bij", x[0], x[1], x[2, :, 0]))),
+                        (3, 5, 5), 13),
         "pad_reflect_edge": (lambda: Fn(lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
                                                    F.pad(x, (2, 0, 1, 3), mode="replicate"))),
                              (1, 2, 4, 5), 13),
@@ -104,7 +112,7 @@ NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",
          "resize_bicubic", "resize_linear_1d", "pixel_shuffle", "pixel_unshuffle", "topk",
          "topk_smallest", "argmax_argmin", "logsumexp", "reductions", "hardswish_hardsigmoid",
-         "shrink", "pad_reflect_edge"]
+         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc"]
 
 
 def onnx_cases():

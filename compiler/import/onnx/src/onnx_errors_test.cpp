@@ -285,6 +285,14 @@ TEST(OnnxErrors, ShapeFromGraphInput) {
             "model, or export the model with fixed shapes");
 }
 
+TEST(OnnxErrors, EinsumDiagonal) {
+  EXPECT_EQ(importError(modelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3,3] x) => (float[3] y) { y = Einsum <equation = "ii->i"> (x) })")),
+            "test.onnx: node #0 (Einsum): letter 'i' repeats within operand 0 (a diagonal), which "
+            "is not supported");
+}
+
 TEST(OnnxErrors, ControlFlow) {
   std::string message = importError(modelFromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -194,6 +194,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"), UNARY(Celu, "<alpha = 2.0>"),
         UNARY(ThresholdedRelu, "<alpha = 0.5>"),
+        OpCase{"MatMul", "(float[2,3,4,5] a, float[2,3,6,5] b) => (float[2,4,3,6] y)",
+               "y = Einsum <equation = \"bhid,bhjd->bihj\"> (a, b)", "f32[2,4,3,6]"},
+        OpCase{"ReduceSum", "(float[2,3,4] x) => (float[4,2] y)",
+               "y = Einsum <equation = \"bij->jb\"> (x)", "f32[4,2]"},
         OpCase{"Where", "(float[2,3,4] x) => (float[2,3,4] y)",
                "k = Constant <value = int64 {-1}> () y = Trilu <upper = 0> (x, k)", "f32[2,3,4]"},
         OpCase{"ConvTranspose", "(float[1,4,5,6] x, float[4,3,3,3] w) => (float[1,6,10,12] y)",

@@ -47,6 +47,7 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     DIRECT(Tile),
     {"DepthToSpace", std::nullopt, translateDepthToSpace},
     {"Trilu", std::nullopt, translateTrilu},
+    {"Einsum", std::nullopt, translateEinsum},
     {"SpaceToDepth", std::nullopt, translateSpaceToDepth},
     {"Resize", std::nullopt, translateResize},
     {"Upsample", std::nullopt, translateResize},
