@@ -2,12 +2,13 @@
 // stage right after the latest stage among the producers of what it reads (stage 0 if it
 // reads only inputs and constants); dispatches of one stage are mutually independent and a
 // barrier separates consecutive stages. COPY steps go right after their source's producer,
-// FILL steps in stage 0. Dispatches are renumbered in (stage, graph order) order, which is
-// the order of the steps and of the kernels.
+// FILL steps in stage 0. Dispatches are renumbered in (stage, list order) order, which is
+// the order of the steps and of the kernels; the incoming list order need not be topological.
 // A storage may have several producers, each writing its own byte range (the operands of an
 // in-place Concat); a read waits for the producers whose ranges it overlaps.
 // Memory reuse is kept consistent with this by planMemory, which computes lifetimes in stages.
 #include <algorithm>
+#include <functional>
 
 #include "kiln/passes/passes.h"
 #include "kiln/support/diagnostics.h"
@@ -52,18 +53,25 @@ class Producers {
 void scheduleDispatches(ir::DispatchGraph& dg) {
   Producers producers(dg);
 
-  // Dispatches are in graph (topological) order, so producers come first.
-  std::vector<uint32_t> stages(dg.dispatches.size(), 0);
-  for (size_t i = 0; i < dg.dispatches.size(); ++i) {
+  // Stages by longest path over the producers of what each dispatch reads. The list is
+  // usually topological already, but need not be: a fused dispatch keeps its producer's place
+  // while a fused operand (e.g. a slice of an in-place Concat) may be written later. The
+  // dependencies themselves never form a cycle (they follow the graph's SSA edges).
+  constexpr uint32_t kUnset = UINT32_MAX, kVisiting = UINT32_MAX - 1;
+  std::vector<uint32_t> stages(dg.dispatches.size(), kUnset);
+  std::function<uint32_t(size_t)> stageOf = [&](size_t i) -> uint32_t {
+    KILN_ASSERT(stages[i] != kVisiting, "the dispatches' dependencies form a cycle");
+    if (stages[i] != kUnset) return stages[i];
+    stages[i] = kVisiting;
     uint32_t stage = 0;
     for (const ir::Binding& b : dg.dispatches[i].bindings)
       if (b.access & ir::kRead)
         producers.forEach(b.value, [&](size_t p) {
-          KILN_ASSERT(p < i, "dispatches are not in topological order");
-          stage = std::max(stage, stages[p] + 1);
+          if (p != i) stage = std::max(stage, stageOf(p) + 1);
         });
-    stages[i] = stage;
-  }
+    return stages[i] = stage;
+  };
+  for (size_t i = 0; i < dg.dispatches.size(); ++i) stageOf(i);
 
   // Reorder dispatches by (stage, original order) and renumber.
   std::vector<size_t> order(dg.dispatches.size());

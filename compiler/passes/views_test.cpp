@@ -3,6 +3,7 @@
 // them a copying dispatch. Runs formDispatches -> scheduleDispatches -> planMemory and the
 // dispatch-graph verifier on IR text.
 #include "kiln/passes/passes.h"
+#include "kiln/passes/pipeline.h"
 #include "test_util.h"
 
 namespace kiln::passes {
@@ -321,6 +322,32 @@ TEST(SliceView, InPlaceWritesNeverGoOverAPart) {
   for (const ir::Dispatch& d : dg.dispatches)
     if (d.root->kind() == ir::OpKind::Relu || d.root->kind() == ir::OpKind::Neg)
       EXPECT_TRUE(d.aliases.empty()) << d.name;
+}
+
+TEST(ConcatInPlace, FusedReaderOfAConcatRunsAfterItsSlices) {
+  // Fusion puts Add into Exp's dispatch, which comes first in the list, while the Add also
+  // reads %cat, whose slices Neg and Relu write later: scheduling orders by the real
+  // producers, not by the list.
+  PipelineOptions options;
+  ir::DispatchGraph dg = compileGraph(parseVerified(R"(graph @g {
+  input %x8 : f32[1,8]
+  input %x4 : f32[1,4]
+  %y = Exp(%x8) : f32[1,8]
+  %a = Neg(%x4) : f32[1,4]
+  %b = Relu(%x4) : f32[1,4]
+  %cat = Concat(%a, %b) {axis = 1} : f32[1,8]
+  %s = Add(%y, %cat) : f32[1,8]
+  output "s" = %s
+})"), options);
+  expectNoConflicts(dg);
+  EXPECT_EQ(countKind(dg, ir::OpKind::Concat), 0);
+  ASSERT_EQ(dg.dispatches.size(), 3u);
+  EXPECT_EQ(dg.dispatches[0].stage, 0u);
+  EXPECT_EQ(dg.dispatches[1].stage, 0u);
+  const ir::Dispatch& last = dg.dispatches[2];
+  EXPECT_EQ(last.root->kind(), ir::OpKind::Exp);
+  EXPECT_EQ(last.fused.size(), 1u);  // + Add
+  EXPECT_EQ(last.stage, 1u);
 }
 
 }  // namespace
