@@ -262,6 +262,9 @@ def run_model(args):
                 raise SystemExit("%s: %d hardware float instructions on a soft-float board, "
                                  "e.g. %s" % (path, len(found), found[0]))
         print("soft float: no hardware float instruction in %s.o or firmware.elf" % name)
+    elif not args.exact and not float_instructions(board, elf):
+        # The same scan on a hard-float float-model firmware must find some: the scan works.
+        raise SystemExit("the float-instruction scan found nothing in a hard-float firmware")
 
     # 5. Run.
     cmd = board["qemu"] + ["-nographic", "-semihosting", "-icount", "shift=0", "-kernel", elf]
