@@ -194,6 +194,11 @@ TEST(StaticLib, Errors) {
   clash.externalConstantsPath = scratch("clash.o");
   EXPECT_EQ(errorOf(clash), "--external-constants '" + scratch("clash.o").string() +
                                 "' would overwrite the static library's own output");
+  CompileOptions kernelPath = staticLib("cortex-m4", scratch("kp"));
+  kernelPath.kernelObjectPath = scratch("kp.kernels.o");
+  EXPECT_EQ(errorOf(kernelPath),
+            "--output-format=static-lib writes the kernels into its own object; a separate "
+            "kernel object path cannot be given");
   try {
     parseOutputFormat("elf");
     ADD_FAILURE() << "no error";
