@@ -237,6 +237,12 @@ TEST_F(Rules, NormalizationsAndTopK) {
   EXPECT_FALSE(infer(OpKind::TopK, {input({3, 7}), input({1}, DType::I64)}, {}, 2)[0]);
   EXPECT_EQ(error(OpKind::TopK, {input({3, 7}), ints({8})}, {}, 2),
             "K = 8 is outside [0, 7] (the size of axis 1)");
+  EXPECT_EQ(shapeOf(OpKind::GatherElements, {input({3, 5}), input({3, 2}, DType::I64)},
+                    attrs({{"axis", int64_t(1)}})),
+            (Shape{3, 2}));
+  EXPECT_EQ(error(OpKind::GatherElements, {input({3, 5}), input({4, 2}, DType::I64)},
+                  attrs({{"axis", int64_t(1)}})),
+            "indices have shape [4,2], larger than data [3,5] in dim 0");
   EXPECT_EQ(shapeOf(OpKind::ReduceLogSumExp, {input({2, 3, 4})},
                     attrs({{"axes", Ints{1}}, {"keepdims", int64_t(0)}})),
             (Shape{2, 4}));

@@ -100,6 +100,9 @@ def cases():
                                               torch.einsum("bij->j", x),
                                               torch.einsum("bi,bj,b->bij", x[0], x[1], x[2, :, 0]))),
                         (3, 5, 5), 13),
+        "gather_elements": (lambda: Fn(lambda x: (
+            torch.gather(x, 1, torch.tensor([[0, 2, 1, 0], [3, 3, 0, 1], [1, 1, 2, 2]])),
+            torch.gather(x, 0, torch.tensor([[2, 0, 1, 1, 0]])))), (3, 5), 13),
         "pad_reflect_edge": (lambda: Fn(lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
                                                    F.pad(x, (2, 0, 1, 3), mode="replicate"))),
                              (1, 2, 4, 5), 13),
@@ -112,7 +115,7 @@ NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",
          "resize_bicubic", "resize_linear_1d", "pixel_shuffle", "pixel_unshuffle", "topk",
          "topk_smallest", "argmax_argmin", "logsumexp", "reductions", "hardswish_hardsigmoid",
-         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc"]
+         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements"]
 
 
 def onnx_cases():

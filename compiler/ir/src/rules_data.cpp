@@ -1,5 +1,5 @@
 // Type rules of data-movement and shape-arithmetic ops: views (Reshape, Flatten, Squeeze,
-// Unsqueeze), Transpose, Concat, Split, Slice, Gather, Pad, Expand, Tile, Shape, Size,
+// Unsqueeze), Transpose, Concat, Split, Slice, Gather, GatherElements, Pad, Expand, Tile, Shape, Size,
 // ConstantOfShape, Range.
 #include <algorithm>
 #include <cmath>
@@ -229,6 +229,23 @@ RuleResult ruleGather(const RuleInput& in) {
   out.insert(out.end(), idx.begin(), idx.end());
   out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
   return single(TensorType(x.dtype, out));
+}
+
+// GatherElements(data, indices) {axis = 0}: the result has the indices' shape.
+RuleResult ruleGatherElements(const RuleInput& in) {
+  const TensorType& data = typeOf(in, 0);
+  const TensorType& indices = typeOf(in, 1);
+  requireIndexType(in, 1);
+  if (indices.rank() != data.rank() || data.rank() < 1)
+    fail("indices have shape " + shapeToString(indices.shape) + ", expected the rank of data " +
+         shapeToString(data.shape));
+  int64_t axis = normalizeAxis(in.attrs.getInt("axis", 0), data.rank());
+  for (int64_t i = 0; i < data.rank(); ++i) {
+    if (i != axis && indices.shape[size_t(i)] > data.shape[size_t(i)])
+      fail("indices have shape " + shapeToString(indices.shape) + ", larger than data " +
+           shapeToString(data.shape) + " in dim " + std::to_string(i));
+  }
+  return single(TensorType(data.dtype, indices.shape));
 }
 
 RuleResult rulePad(const RuleInput& in) {

@@ -87,6 +87,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitArgReduce(kb);
     case KernelKind::TopK:
       return emitTopK(kb);
+    case KernelKind::GatherElements:
+      return emitGatherElements(kb);
   }
   return 1;
 }

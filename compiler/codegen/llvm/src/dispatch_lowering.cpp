@@ -332,6 +332,10 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       d.largest = op.kind() == OpKind::ArgMax;
       d.selectLastIndex = attrs.getInt("select_last_index", 0) != 0;
       return;
+    case OpKind::GatherElements:
+      d.kind = KernelKind::GatherElements;
+      d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);
+      return;
     case OpKind::TopK:
       d.kind = KernelKind::TopK;
       d.axis = normalizeAxis(attrs.getInt("axis", -1), rank);

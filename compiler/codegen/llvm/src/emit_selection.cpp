@@ -1,6 +1,7 @@
-// Index-selecting reductions along one axis: ArgMax / ArgMin (first or last extreme index)
-// and TopK (the k largest or smallest values with their indices, sorted, ties by lower index
-// as ONNX specifies). Each workgroup item is one lane (outer, inner) of the axis. TopK picks
+// Index-selecting ops along one axis: ArgMax / ArgMin (first or last extreme index), TopK
+// (the k largest or smallest values with their indices, sorted, ties by lower index as ONNX
+// specifies) and GatherElements (each output element reads data at its own coordinates with
+// the axis coordinate taken from the indices). Each workgroup item is one lane (outer, inner) of the axis. TopK picks
 // its k results one after another, each the best element ordered after the previous pick
 // (O(k * axis), no scratch memory).
 #include "emitters.h"
@@ -115,6 +116,27 @@ uint32_t emitTopK(KernelBuilder& kb) {
     });
   });
   return workgroupsFor(l.outer * l.inner, l.extent * (k > 0 ? k : 1));
+}
+
+uint32_t emitGatherElements(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& ds = d.inputs[0].shape;
+  const std::vector<int64_t>& is = d.inputs[1].shape;
+  const ElemType type = d.output.type, indexType = d.inputs[1].type;
+  const std::vector<int64_t> dataStrides = rowMajorStrides(ds);
+  const int64_t count = d.output.elementCount();
+  const int64_t extent = ds[d.axis];
+  kb.forWorkgroupShare(count, [&](llvm::Value* item) {
+    std::vector<llvm::Value*> coords = kb.decompose(item, is);
+    // Negative indices count from the end; out-of-range ones are clamped (never read outside).
+    llvm::Value* idx = b.CreateSExtOrTrunc(kb.load(1, indexType, item), kb.indexType());
+    idx = b.CreateSelect(b.CreateICmpSLT(idx, kb.index(0)), b.CreateAdd(idx, kb.index(extent)),
+                         idx);
+    coords[d.axis] = kb.minValue(kb.maxValue(idx, kb.index(0)), kb.index(extent - 1));
+    kb.store(kb.outputBinding(), type, item, kb.load(0, type, kb.linearize(coords, dataStrides)));
+  });
+  return workgroupsFor(count, 1);
 }
 
 }  // namespace kiln::codegen::detail

@@ -192,6 +192,7 @@ std::string KernelDesc::key() const {
       break;
     case KernelKind::ArgReduce:
     case KernelKind::TopK:
+    case KernelKind::GatherElements:
       os << " axis" << axis << " largest" << largest << " last" << selectLastIndex;
       break;
     case KernelKind::Quantized:

@@ -51,6 +51,8 @@ const char* kindName(KernelKind kind) {
       return "arg-reduce";
     case KernelKind::TopK:
       return "top-k";
+    case KernelKind::GatherElements:
+      return "gather-elements";
   }
   return "?";
 }
@@ -267,6 +269,17 @@ void verifyKernel(const KernelDesc& d) {
       }
       break;
     }
+    case KernelKind::GatherElements:
+      c.inputCount(2, 2);
+      c.require(d.inputs[1].type == ElemType::I32 || d.inputs[1].type == ElemType::I64,
+                "indices must be i32 or i64");
+      c.require(d.inputs[1].shape.size() == d.inputs[0].shape.size() &&
+                    d.output.shape == d.inputs[1].shape && d.output.type == d.inputs[0].type,
+                "indices and output must have data's rank and the indices' shape");
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()) &&
+                    d.inputs[0].shape[d.axis] > 0,
+                "axis");
+      break;
   }
 }
 

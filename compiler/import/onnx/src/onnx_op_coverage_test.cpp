@@ -194,6 +194,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"), UNARY(Celu, "<alpha = 2.0>"),
         UNARY(ThresholdedRelu, "<alpha = 0.5>"),
+        OpCase{"GatherElements", "(float[3,5] x, int64[3,2] i) => (float[3,2] y)",
+               "y = GatherElements <axis = 1> (x, i)", "f32[3,2]"},
         OpCase{"MatMul", "(float[2,3,4,5] a, float[2,3,6,5] b) => (float[2,4,3,6] y)",
                "y = Einsum <equation = \"bhid,bhjd->bihj\"> (a, b)", "f32[2,4,3,6]"},
         OpCase{"ReduceSum", "(float[2,3,4] x) => (float[4,2] y)",

@@ -43,7 +43,8 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     {"TopK", OpKind::TopK, translateTopK},
     // data movement
     DIRECT(Reshape), DIRECT(Flatten), DIRECT(Squeeze), DIRECT(Unsqueeze), DIRECT(Transpose),
-    DIRECT(Concat), DIRECT(Split), DIRECT(Slice), DIRECT(Gather), DIRECT(Pad), DIRECT(Expand),
+    DIRECT(Concat), DIRECT(Split), DIRECT(Slice), DIRECT(Gather), DIRECT(GatherElements),
+    DIRECT(Pad), DIRECT(Expand),
     DIRECT(Tile),
     {"DepthToSpace", std::nullopt, translateDepthToSpace},
     {"Trilu", std::nullopt, translateTrilu},

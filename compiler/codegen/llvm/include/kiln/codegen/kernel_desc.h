@@ -124,6 +124,7 @@ enum class KernelKind : uint8_t {
   ArgReduce,      // inputs: X; output I64: index of the max (`largest`) or min along `axis`
   TopK,           // inputs: X; outputs: values (`output`), I64 indices (extraOutputs[0]),
                   //   k = output.shape[axis]
+  GatherElements,  // inputs: data, indices (I32/I64, data's rank); output: indices' shape
   Quantized,  // integer ops with TFLite semantics: `quant` (quant_desc.h)
 };
 
