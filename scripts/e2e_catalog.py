@@ -22,15 +22,11 @@ OPSETS = {
     "shufflenet_v2": [8, 9, 17], "squeezenet1_0": [7, 9, 13], "squeezenet1_1": [8, 9],
     "mobilenet_v2": [9, 11], "mobilenet_v3_small": [8, 9, 14],
     "mobilenet_v3_large": [9, 14], "efficientnet_b0": [8, 9, 13], "bert_layer": [13, 17],
-    "gpt_block": [13, 17], "segnet": [11, 13],
+    "gpt_block": [13, 17], "segnet": [11, 13], "headnet": [11, 13],
 }
 
 # model: the operator kiln refuses in it (see /work/helpers/s2/onnx-missing.md).
-EXPECTED_REFUSALS = {
-    # torch writes channel_shuffle's split sizes at opsets < 9 as double Constants (Cast to
-    # int64 for a Reshape); kiln has no double tensors.
-    "shufflenet_v2_op8": "Constant",
-}
+EXPECTED_REFUSALS = {}
 
 
 def familyModels():

@@ -1,4 +1,4 @@
-"""A small detection/segmentation-style network for the end-to-end tests.
+"""Small detection/segmentation-style networks for the end-to-end tests (SegNet, HeadNet).
 
 Encoder of strided convolutions; a decoder that upsamples three ways (ConvTranspose, Resize
 nearest, Resize linear with half-pixel and with align-corners coordinates) and a sub-pixel
@@ -43,4 +43,28 @@ class SegNet(nn.Module):
         return logits, labels, scores, which
 
 
-FAMILIES = {"segnet": (SegNet, (1, 3, 32, 32), 8)}
+class HeadNet(nn.Module):
+    """Padding, normalisation and reduction ops of detection heads: reflect and edge Pad,
+    InstanceNorm, average pooling without count_include_pad and ceil-mode max pooling; outputs
+    per-channel ReduceMax/Min/Sum/Prod/L2/LogSumExp/Mean statistics and an ArgMin map."""
+
+    def __init__(self):
+        super().__init__()
+        self.reflect = nn.Sequential(nn.ReflectionPad2d(2), nn.Conv2d(3, 16, 5))
+        self.edge = nn.Sequential(nn.ReplicationPad2d(1), nn.Conv2d(16, 16, 3))
+        self.norm = nn.InstanceNorm2d(16, affine=True)
+        self.head = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        y = F.relu(self.norm(self.edge(F.relu(self.reflect(x)))))
+        y = F.avg_pool2d(y, 3, stride=2, padding=1, count_include_pad=False)  # 24 -> 12
+        y = F.max_pool2d(y, 2, stride=2, ceil_mode=True, padding=0)           # 12 -> 6
+        y = self.head(F.pad(y, (0, 1, 0, 1)))                                 # 7x7
+        flat = y.flatten(2)  # [1, 8, 49]
+        stats = torch.stack([flat.amax(-1), flat.amin(-1), flat.sum(-1),
+                             torch.tanh(flat[:, :, :6]).prod(-1), flat.norm(dim=-1),
+                             flat.logsumexp(-1), flat.mean(-1)], dim=-1)  # [1, 8, 7]
+        return stats, y.argmin(dim=1)
+
+
+FAMILIES = {"segnet": (SegNet, (1, 3, 32, 32), 8), "headnet": (HeadNet, (1, 3, 24, 24), 8)}

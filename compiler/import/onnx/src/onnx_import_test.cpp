@@ -375,6 +375,23 @@ TEST(OnnxImport, TorchExpandChainWithWhereAndConstantOfShape) {
   EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::Bool, {1, 4, 3, 3}));
 }
 
+// torch at opsets 7/8 (ShuffleNet v2's channel shuffle; Constant had float types only): shape
+// dims as double Constants, Cast to int64, then Unsqueeze -> Concat -> Reshape, which ONNX 1.12
+// leaves with an unknown rank. (Opset 9 here so that the int64 parts can be Constants too.)
+TEST(OnnxImport, TorchDoubleConstantsCastIntoAShape) {
+  auto graph = importText(R"(
+    <ir_version: 8, opset_import: ["" : 9]>
+    g (float[1,4,3,3] x) => (float[?,?,?,?,?] y) {
+      two = Constant <value = double {2.0}> ()
+      d = Cast <to = 7> (two)
+      u = Unsqueeze <axes = [0]> (d)
+      head = Constant <value = int64[1] {1}> ()
+      tail = Constant <value = int64[3] {2, 3, 3}> ()
+      shape = Concat <axis = 0> (head, u, tail)
+      y = Reshape(x, shape) })");
+  EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::F32, {1, 2, 2, 3, 3}));
+}
+
 TEST(OnnxImport, DropoutAndIdentity) {
   auto graph = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -2,6 +2,7 @@
 #include "onnx_shape_values.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/op_rules.h"
@@ -141,6 +142,18 @@ void ShapeValues::track(const OnnxNode& node, const std::vector<ir::Value*>& res
   } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity" ||
              op == "Cast") {
     out = input(0);
+    const ir::Value* source = node.inputs.empty() ? nullptr : node.inputs[0];
+    if (!out && op == "Cast" && source && source->isConstant() &&
+        ir::isFloat(source->dtype()) && source->type().rank() <= 1 &&
+        source->type().numElements() <= kMaxElements) {
+      // torch's opset 7/8 shape arithmetic: float (double in the file) constants Cast to int64.
+      Ints truncated;
+      for (double v : ir::constantDoubles(source)) {
+        if (!(std::fabs(v) < 1e15)) return;
+        truncated.push_back(static_cast<int64_t>(v));  // Cast truncates toward zero
+      }
+      out = truncated;
+    }
   } else if (op == "Transpose") {
     auto data = input(0);
     const ir::Shape& shape = node.inputs.at(0)->shape();
