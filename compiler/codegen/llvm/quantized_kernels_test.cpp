@@ -432,6 +432,10 @@ TEST(QuantizedKernels, ConvInt8GroupedNoBias) {
 TEST(QuantizedKernels, DepthwiseInt8WithMultiplier) {
   checkConv({QuantOp::DepthwiseConv, ElemType::I8, 1, 9, 8, 3, 6, 3, 3, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, true});
 }
+TEST(QuantizedKernels, DepthwiseInt8ManyChannelsPerChannelLoop) {
+  // More accumulators than the per-pixel variant keeps on the stack: the per-channel loop.
+  checkConv({QuantOp::DepthwiseConv, ElemType::I8, 1, 3, 4, 520, 520, 3, 3, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true});
+}
 TEST(QuantizedKernels, Conv16x8WithI64Bias) {
   checkConv({QuantOp::Conv, ElemType::I16, 1, 4, 12, 8, 5, 3, 5, 1, {1, 2}, {1, 1}, {0, 2, 0, 2}, true});
 }

@@ -62,7 +62,7 @@ void accumulate(KernelBuilder& kb, llvm::Value* acc, llvm::Value* x, llvm::Value
 // loop overhead dominates a one-MAC body on microcontrollers).
 void forChannels(KernelBuilder& kb, int64_t count, const std::function<void(llvm::Value*)>& body) {
   llvm::IRBuilder<>& ir = kb.b();
-  if (count % 4 != 0 || count < 8) {
+  if (count % 4 != 0 || count < 8 || kb.target().optimizeForSize) {
     kb.forRange(0, count, body);
     return;
   }
@@ -70,6 +70,13 @@ void forChannels(KernelBuilder& kb, int64_t count, const std::function<void(llvm
     llvm::Value* base = ir.CreateMul(j, kb.index(4));
     for (int64_t u = 0; u < 4; ++u) body(ir.CreateAdd(base, kb.index(u)));
   });
+}
+
+// Whether to start the accumulators at the zero-point correction (saves an instruction per
+// MAC) — not when optimising for size: the tables and border paths cost more flash than the
+// instructions they save on a microcontroller.
+bool useCorrections(KernelBuilder& kb) {
+  return !kb.desc().quant.zeroPointCorrection.empty() && !kb.target().optimizeForSize;
 }
 
 // The accumulator's start: the per-channel zero-point correction, or 0.
@@ -82,6 +89,87 @@ llvm::Value* startAccumulator(KernelBuilder& kb, llvm::Value* corrections, llvm:
 llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
   llvm::IRBuilder<>& ir = kb.b();
   return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
+}
+
+// Depthwise convolutions accumulate all channels of one output pixel at once (a stack array
+// of accumulators), so the image-border tests run once per tap instead of once per channel
+// and the channel loop is contiguous in x and w. Up to this many accumulator bytes.
+constexpr int64_t kMaxDepthwiseAccumulatorBytes = 2048;
+
+uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
+  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
+  const int64_t KH = ws[1], KW = ws[2];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t pt = d.pads[0], pl = d.pads[1];
+  const int64_t depthMultiplier = OC / C;
+  const bool wide = d.inputs[0].type == ElemType::I16;
+  const ElemType xt = d.inputs[0].type;
+  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
+  const Rescale rescale = makeRescale(kb);
+  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
+  const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
+  llvm::Value* accs = kb.local(llvm::ArrayType::get(accType, uint64_t(OC)), "accs");
+  auto accAt = [&](llvm::Value* oc) { return ir.CreateInBoundsGEP(accType, accs, oc); };
+  // acc[oc] += w[tap, oc] * (x[oc / M] - zx), or w * zx for a skipped tap (xBase null).
+  auto tap = [&](llvm::Value* t, llvm::Value* xBase) {
+    llvm::Value* wBase = ir.CreateMul(t, kb.index(OC));
+    forChannels(kb, OC, [&](llvm::Value* oc) {
+      llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, ir.CreateAdd(wBase, oc)));
+      llvm::Value* xv = qConst(kb, q.inputZeroPoint);
+      if (xBase) {
+        llvm::Value* ic = depthMultiplier == 1 ? oc : ir.CreateUDiv(oc, kb.index(depthMultiplier));
+        xv = ir.CreateSub(qToI32(kb, kb.load(0, xt, ir.CreateAdd(xBase, ic))), qConst(kb, inputZeroPoint));
+      }
+      llvm::Value* p = accAt(oc);
+      llvm::Value* product = ir.CreateSExt(ir.CreateMul(xv, wv), accType);
+      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(accType, p), product), p);
+    });
+  };
+  const int64_t rows = N * OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    llvm::Value *n = c[0], *oh = c[1];
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
+    kb.forRange(0, OW, [&](llvm::Value* ow) {
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+      forChannels(kb, OC, [&](llvm::Value* oc) {
+        ir.CreateStore(startAccumulator(kb, corrections, oc, accType), accAt(oc));
+      });
+      kb.forRange(0, KH, [&](llvm::Value* kh) {
+        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
+        llvm::Value* rowInside = insideRange(kb, ih, H);
+        kb.ifThen(rowInside, [&] {
+          kb.forRange(0, KW, [&](llvm::Value* kw) {
+            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
+            llvm::Value* colInside = insideRange(kb, iw, W);
+            llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+            kb.ifThen(colInside, [&] {
+              tap(t, ir.CreateAdd(xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C))));
+            });
+            if (corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
+          });
+        });
+        if (corrections) {
+          kb.ifThen(ir.CreateNot(rowInside), [&] {
+            kb.forRange(0, KW, [&](llvm::Value* kw) { tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw), nullptr); });
+          });
+        }
+      });
+      llvm::Value* pixel = ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
+      kb.forRange(0, OC, [&](llvm::Value* oc) {
+        storeOutput(kb, rescale, ir.CreateLoad(accType, accAt(oc)), oc, ir.CreateAdd(pixel, oc), wide);
+      });
+    });
+  });
+  return workgroupsFor(rows, OW * OC * KH * KW);
 }
 
 }  // namespace
@@ -104,8 +192,11 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   const Rescale rescale = makeRescale(kb);
   const int64_t ocPerGroup = OC / d.groups, icPerGroup = ws[3];
   const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? OC / C : 1;
+  if (q.op == QuantOp::DepthwiseConv &&
+      OC * int64_t(accType->getPrimitiveSizeInBits() / 8) <= kMaxDepthwiseAccumulatorBytes)
+    return emitDepthwiseByPixel(kb);
   // With a zero-point correction the inner loop accumulates w * x only.
-  llvm::Value* corrections = q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
 
   const int64_t rows = N * OH;
@@ -217,7 +308,7 @@ uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
   const Rescale rescale = makeRescale(kb);
-  llvm::Value* corrections = q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   kb.forWorkgroupShare(B * N, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(N));
     llvm::Value* n = ir.CreateURem(item, kb.index(N));
