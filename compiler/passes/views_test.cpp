@@ -4,6 +4,7 @@
 // dispatch-graph verifier on IR text.
 #include "kiln/passes/passes.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/support/diagnostics.h"
 #include "test_util.h"
 
 namespace kiln::passes {
@@ -66,6 +67,28 @@ TEST(ConcatInPlace, FireModuleProducersWriteTheirSlices) {
   EXPECT_EQ(dg.dispatches[2].stage, 1u);
   EXPECT_EQ(dg.dispatches[3].stage, 2u);
   EXPECT_EQ(dg.numStages, 3u);
+}
+
+TEST(ConcatInPlace, TheVerifierCatchesSlicesThatRaceOrAreReadTooEarly) {
+  auto verifierError = [](const ir::DispatchGraph& dg) -> std::string {
+    try {
+      ir::verifyDispatchGraph(dg);
+    } catch (const CompileError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // The second expand writes over the first one's slice (both in stage 1).
+  ir::DispatchGraph overlap = plan(kFire);
+  overlap.dispatches[2].bindings.back().ref.offset -= 64;
+  EXPECT_NE(verifierError(overlap).find("touch the same bytes in stage 1"), std::string::npos)
+      << verifierError(overlap);
+  // The consumer of the concat moved into the stage of the producers of its slices.
+  ir::DispatchGraph early = plan(kFire);
+  early.dispatches[3].stage = 1;
+  for (ir::Step& step : early.steps)
+    if (step.kind == ir::StepKind::Dispatch && step.dispatch == 3) step.stage = 1;
+  EXPECT_NE(verifierError(early).find("in stage 1"), std::string::npos) << verifierError(early);
 }
 
 TEST(ConcatInPlace, ReaderOfOneSliceWaitsOnlyForItsProducer) {
