@@ -42,10 +42,24 @@ ElementwiseExpr scaleResidualClip(int32_t scale, int32_t residual) {
   return e;
 }
 
+// chain: sigmoid(result) + residual (Sigmoid is a polynomial: the tiled conv falls back to the
+// row pass for it).
+ElementwiseExpr sigmoidResidual(int32_t residual) {
+  ElementwiseExpr e;
+  ExprNode result;
+  result.op = ExprOp::Result;
+  e.nodes.push_back(result);
+  int32_t s = e.addUnary(ExprOp::Sigmoid, 0);
+  e.addBinary(ExprOp::Add, s, e.addInput(residual, ElemType::F32));
+  return e;
+}
+
 float clip6(float v) { return std::min(6.0f, std::max(0.0f, v)); }
 
-// Conv [1,C,H,W] (3x3, pads 1, stride s) + bias, then the scale/residual/clip chain.
-void checkConvEpilogue(int64_t C, int64_t OC, int64_t H, int64_t W, int64_t stride) {
+// Conv [1,C,H,W] (3x3, pads 1, stride s) + bias, then the scale/residual/clip chain (or,
+// with `sigmoid`, sigmoid(conv) + residual).
+void checkConvEpilogue(int64_t C, int64_t OC, int64_t H, int64_t W, int64_t stride,
+                       bool sigmoid = false) {
   const int64_t OH = (H + 2 - 3) / stride + 1, OW = (W + 2 - 3) / stride + 1;
   KernelDesc d;
   d.kind = KernelKind::Conv;
@@ -55,7 +69,7 @@ void checkConvEpilogue(int64_t C, int64_t OC, int64_t H, int64_t W, int64_t stri
   d.output = f32({1, OC, OH, OW});
   d.strides = {stride, stride};
   d.pads = {1, 1, 1, 1};
-  d.epilogue.chain = scaleResidualClip(3, 4);
+  d.epilogue.chain = sigmoid ? sigmoidResidual(4) : scaleResidualClip(3, 4);
   d.epilogue.inputCount = 2;
   d.epilogue.shape = d.output.shape;
   auto x = randomFloats(C * H * W, 1), w = randomFloats(OC * C * 9, 2), b = randomFloats(OC, 3);
@@ -73,12 +87,21 @@ void checkConvEpilogue(int64_t C, int64_t OC, int64_t H, int64_t W, int64_t stri
               acc += double(x[(c * H + ih) * W + iw]) * w[((o * C + c) * 3 + ki) * 3 + kj];
             }
         size_t at = size_t((o * OH + i) * OW + j);
-        want[at] = clip6(float(acc) * scale[o] + res[at]);
+        want[at] = sigmoid ? float(1 / (1 + std::exp(-acc))) + res[at]
+                           : clip6(float(acc) * scale[o] + res[at]);
       }
   expectClose(runKernel(d, {x, w, b, scale, res}, {1, 3, 1000}), want);
 }
 
-TEST(FusedEpilogue, TiledConvScaleResidualClip) { checkConvEpilogue(3, 8, 6, 37, 1); }
+TEST(FusedEpilogue, TiledConvScaleResidualClip) {
+  // On the accumulator vectors: wide tiles, narrow tiles and masked edge tiles (37 columns),
+  // stride 1 and 2, and rows narrower than one vector.
+  checkConvEpilogue(3, 8, 6, 37, 1);
+  checkConvEpilogue(2, 4, 5, 29, 2);
+  checkConvEpilogue(2, 6, 3, 5, 1);
+}
+
+TEST(FusedEpilogue, TiledConvPolynomialChainRunsOnRows) { checkConvEpilogue(3, 8, 4, 21, 1, true); }
 
 TEST(FusedEpilogue, PlainConvScaleResidualClip) {
   // Stride 3 takes the plain (untiled) convolution.

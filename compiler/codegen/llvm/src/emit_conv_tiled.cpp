@@ -7,7 +7,8 @@
 // kernel-row range per output row; the edge columns (padding) and the columns left over by
 // the tiles get single-vector tiles whose loads and stores are masked by constant lane masks
 // (known per tap at compile time). Bias is the accumulators' start, the activation is applied
-// when the row is done.
+// when the row is done. A fused epilogue chain (fused_epilogue.h) is applied to the accumulator
+// vectors before their store when it evaluates on vectors, else to the finished rows.
 #include <algorithm>
 
 #include "emitters.h"
@@ -153,9 +154,11 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
       return b.CreateMul(rowIndex, kb.index(s.OW));
     };
     std::vector<llvm::Value*> bias(OCB), rowBase(OCB);
+    std::vector<FusedEpilogue::Row> epilogueRows(OCB);
     for (int64_t o = 0; o < OCB; ++o) {
       bias[o] = hasBias ? kb.load(2, f32, b.CreateAdd(ocBase, kb.index(o))) : kb.f32(0.0f);
       rowBase[o] = outRow(o);
+      if (epilogue.vectorizable()) epilogueRows[o] = epilogue.row(rowBase[o]);
     }
     // Calls tap(inRow, filterRow) for every in-image (ic, kd, kh): inRow is the input row's
     // start, filterRow the index of W[ocBase, ic, kd, kh, 0].
@@ -259,13 +262,21 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
             llvm::Value* at =
                 b.CreateAdd(b.CreateAdd(rowBase[o], tileStart), kb.index(u * t.lanes));
             llvm::Value* result = b.CreateLoad(vecTy, accSlots[o][u]);
+            llvm::Constant* mask = nullptr;  // lanes inside the row, if some are not
             if (t.masked && t.start + int64_t(t.lanes) > s.OW) {
               std::vector<llvm::Constant*> inRowLanes;
               for (int64_t j = 0; j < int64_t(t.lanes); ++j) {
                 inRowLanes.push_back(b.getInt1(t.start + j < s.OW));
               }
-              b.CreateMaskedStore(result, kb.elementAddress(out, at), llvm::Align(4),
-                                  llvm::ConstantVector::get(inRowLanes));
+              mask = llvm::ConstantVector::get(inRowLanes);
+            }
+            // A vectorizable fused epilogue runs on the accumulators, before their store.
+            if (epilogue.vectorizable()) {
+              llvm::Value* column = b.CreateAdd(tileStart, kb.index(u * t.lanes));
+              result = epilogue.applyVector(result, epilogueRows[o], column, mask);
+            }
+            if (mask) {
+              b.CreateMaskedStore(result, kb.elementAddress(out, at), llvm::Align(4), mask);
             } else {
               kb.storeVector(out, at, result);
             }
@@ -274,9 +285,11 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
       });
     }
 
-    // The epilogue runs over each finished row while it is still in L1 (a loop the
-    // vectoriser widens).
-    for (int64_t o = 0; o < OCB; ++o) epilogue.applyToRow(rowBase[o], s.OW);
+    // Other epilogues (activation field, polynomial functions such as Sigmoid, strided
+    // inputs) run over each finished row while it is still in L1 (a loop the vectoriser
+    // widens).
+    if (!epilogue.vectorizable())
+      for (int64_t o = 0; o < OCB; ++o) epilogue.applyToRow(rowBase[o], s.OW);
   });
   workgroups = workgroupsFor(rows, OCB * s.OW * filterSize);
   return true;

@@ -72,7 +72,13 @@ llvm::Value* evalBinary(KernelBuilder& kb, ExprOp op, ElemType type, llvm::Value
 llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) {
   llvm::IRBuilder<>& b = kb.b();
   bool fp = isFloat(node.type);
-  llvm::Value* zero = fp ? kb.f32(0.0f) : llvm::ConstantInt::get(x->getType(), 0);
+  // Constants of x's type: scalars, or splats when x is a vector (fused epilogues on
+  // register tiles).
+  auto like = [&](double v) -> llvm::Value* {
+    if (fp) return llvm::ConstantFP::get(x->getType(), v);
+    return llvm::ConstantInt::get(x->getType(), uint64_t(int64_t(v)), true);
+  };
+  llvm::Value* zero = like(0);
   switch (node.op) {
     case ExprOp::Neg:
       return fp ? b.CreateFNeg(x) : b.CreateNeg(x);
@@ -84,10 +90,10 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
     case ExprOp::Not:
       return b.CreateNot(x);
     case ExprOp::LeakyRelu:
-      return b.CreateSelect(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, kb.f32(node.alpha)), x);
+      return b.CreateSelect(b.CreateFCmpOLT(x, zero), b.CreateFMul(x, like(node.alpha)), x);
     case ExprOp::Clip: {
-      llvm::Value* lo = kb.constant(node.type, node.alpha);
-      llvm::Value* hi = kb.constant(node.type, node.beta);
+      llvm::Value* lo = fp ? like(node.alpha) : kb.constant(node.type, node.alpha);
+      llvm::Value* hi = fp ? like(node.beta) : kb.constant(node.type, node.beta);
       return kb.minValue(kb.maxValue(x, lo), hi);
     }
     case ExprOp::Sigmoid:
@@ -116,7 +122,7 @@ llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) 
 
 llvm::Value* evalExpr(KernelBuilder& kb, const std::vector<ExprNode>& nodes,
                       const std::function<llvm::Value*(const ExprNode&)>& inputValue,
-                      llvm::Value* result) {
+                      llvm::Value* result, unsigned lanes) {
   llvm::IRBuilder<>& b = kb.b();
   std::vector<llvm::Value*> values(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -132,6 +138,7 @@ llvm::Value* evalExpr(KernelBuilder& kb, const std::vector<ExprNode>& nodes,
         break;
       case ExprOp::Constant:
         values[n] = kb.constant(node.type, node.alpha);
+        if (lanes > 0) values[n] = b.CreateVectorSplat(lanes, values[n]);
         break;
       case ExprOp::Cast:
         values[n] = castValue(kb, a, nodes[node.a].type, node.type);
@@ -159,6 +166,32 @@ llvm::Value* evalExpr(KernelBuilder& kb, const std::vector<ExprNode>& nodes,
     }
   }
   return values.back();
+}
+
+bool evaluatesOnVectors(const std::vector<ExprNode>& nodes) {
+  for (const ExprNode& node : nodes) {
+    if (node.type != ElemType::F32) return false;
+    switch (node.op) {
+      case ExprOp::Input:
+      case ExprOp::Result:
+      case ExprOp::Constant:
+      case ExprOp::Neg:
+      case ExprOp::Abs:
+      case ExprOp::Relu:
+      case ExprOp::LeakyRelu:
+      case ExprOp::Clip:
+      case ExprOp::Add:
+      case ExprOp::Sub:
+      case ExprOp::Mul:
+      case ExprOp::Div:
+      case ExprOp::Max:
+      case ExprOp::Min:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace kiln::codegen::detail

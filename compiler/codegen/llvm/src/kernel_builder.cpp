@@ -265,14 +265,14 @@ llvm::Value* KernelBuilder::linearize(const std::vector<llvm::Value*>& coords,
 }
 
 llvm::Value* KernelBuilder::maxValue(llvm::Value* a, llvm::Value* b) {
-  if (a->getType()->isFloatingPointTy()) {
+  if (a->getType()->isFPOrFPVectorTy()) {  // scalars or vectors (fused epilogues)
     return builder_.CreateSelect(builder_.CreateFCmpOGT(a, b), a, b);
   }
   return builder_.CreateSelect(builder_.CreateICmpSGT(a, b), a, b);
 }
 
 llvm::Value* KernelBuilder::minValue(llvm::Value* a, llvm::Value* b) {
-  if (a->getType()->isFloatingPointTy()) {
+  if (a->getType()->isFPOrFPVectorTy()) {
     return builder_.CreateSelect(builder_.CreateFCmpOLT(a, b), a, b);
   }
   return builder_.CreateSelect(builder_.CreateICmpSLT(a, b), a, b);
