@@ -237,6 +237,9 @@ TEST_F(Rules, NormalizationsAndTopK) {
   EXPECT_FALSE(infer(OpKind::TopK, {input({3, 7}), input({1}, DType::I64)}, {}, 2)[0]);
   EXPECT_EQ(error(OpKind::TopK, {input({3, 7}), ints({8})}, {}, 2),
             "K = 8 is outside [0, 7] (the size of axis 1)");
+  EXPECT_EQ(shapeOf(OpKind::CumSum, {input({2, 5}, DType::I64), ints({-1}, {})}), (Shape{2, 5}));
+  EXPECT_EQ(error(OpKind::CumSum, {input({2, 5}), ints({2}, {})}),
+            "axis 2 is out of range for rank 2");
   EXPECT_EQ(shapeOf(OpKind::GatherElements, {input({3, 5}), input({3, 2}, DType::I64)},
                     attrs({{"axis", int64_t(1)}})),
             (Shape{3, 2}));

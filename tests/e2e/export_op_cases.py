@@ -103,6 +103,9 @@ def cases():
         "gather_elements": (lambda: Fn(lambda x: (
             torch.gather(x, 1, torch.tensor([[0, 2, 1, 0], [3, 3, 0, 1], [1, 1, 2, 2]])),
             torch.gather(x, 0, torch.tensor([[2, 0, 1, 1, 0]])))), (3, 5), 13),
+        "cumsum": (lambda: Fn(lambda x: (torch.cumsum(x, 1),
+                                          torch.cumsum((x > 0).long(), dim=1) * (x > 0).long(),
+                                          torch.cumsum(x, dim=0))), (3, 6), 13),
         "pad_reflect_edge": (lambda: Fn(lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
                                                    F.pad(x, (2, 0, 1, 3), mode="replicate"))),
                              (1, 2, 4, 5), 13),
@@ -115,7 +118,7 @@ NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",
          "resize_bicubic", "resize_linear_1d", "pixel_shuffle", "pixel_unshuffle", "topk",
          "topk_smallest", "argmax_argmin", "logsumexp", "reductions", "hardswish_hardsigmoid",
-         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements"]
+         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements", "cumsum"]
 
 
 def onnx_cases():
@@ -185,6 +188,10 @@ def onnx_cases():
                       13),
         "onnx_thresholded_relu": ("ThresholdedRelu", dict(alpha=0.4), [(3, 8)],
                                   lambda x: [np.where(x > 0.4, x, 0)], 13),
+        "onnx_cumsum_exclusive_reverse": ("CumSum", dict(exclusive=1, reverse=1, axis=1),
+                                          [(2, 5, 3)],
+                                          lambda x: [np.flip(np.cumsum(np.flip(x, 1), 1), 1) - x],
+                                          14),
         "onnx_upsample_nearest_opset7": ("Upsample", dict(mode="nearest", scales=[1.0, 1.0, 2.0, 3.0]),
                                          [(1, 2, 3, 4)], upsample_nearest, 7),
         "onnx_upsample_linear_opset9": ("Upsample", dict(mode="linear"), [(1, 2, 3, 4)],
@@ -223,7 +230,7 @@ def onnx_cases():
     }
 
 
-ONNX_NAMES = ["onnx_trilu_lower", "onnx_trilu_upper_k", "onnx_celu", "onnx_thresholded_relu",
+ONNX_NAMES = ["onnx_cumsum_exclusive_reverse", "onnx_trilu_lower", "onnx_trilu_upper_k", "onnx_celu", "onnx_thresholded_relu",
               "onnx_upsample_nearest_opset7", "onnx_upsample_linear_opset9", "onnx_lrn", "onnx_space_to_depth", "onnx_depth_to_space_dcr", "onnx_shrink",
               "onnx_reduce_l1", "onnx_reduce_l2", "onnx_reduce_sum_square", "onnx_reduce_log_sum",
               "onnx_reduce_log_sum_exp", "onnx_sum_variadic", "onnx_mean_variadic",
@@ -262,6 +269,10 @@ def exportOnnx(name, spec, out_dir):
     names = [f"x{i}" for i in range(len(xs))]
     extra = []
     inits = []
+    if op == "CumSum":
+        inits = [helper.make_tensor("axis", TensorProto.INT64, [], [attrs["axis"]])]
+        attrs = {key: value for key, value in attrs.items() if key != "axis"}
+        extra = ["axis"]
     if op == "Trilu" and "k" in attrs:
         attrs = {key: value for key, value in attrs.items() if key != "k"}
         inits = [helper.make_tensor("k", TensorProto.INT64, [], [spec[1]["k"]])]

@@ -1,6 +1,6 @@
 // Type rules of data-movement and shape-arithmetic ops: views (Reshape, Flatten, Squeeze,
-// Unsqueeze), Transpose, Concat, Split, Slice, Gather, GatherElements, Pad, Expand, Tile, Shape, Size,
-// ConstantOfShape, Range.
+// Unsqueeze), Transpose, Concat, Split, Slice, Gather, GatherElements, Pad, Expand, Tile,
+// Shape, Size, ConstantOfShape, Range.
 #include <algorithm>
 #include <cmath>
 #include <set>

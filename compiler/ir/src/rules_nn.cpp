@@ -237,6 +237,18 @@ RuleResult ruleArgReduce(const RuleInput& in) {
   return single(TensorType(DType::I64, out));
 }
 
+// CumSum(x, axis: scalar) {exclusive = 0, reverse = 0}: same type as x.
+RuleResult ruleCumSum(const RuleInput& in) {
+  const TensorType& x = typeOf(in, 0);
+  if (x.rank() < 1) fail("input must have rank >= 1");
+  if (typeOf(in, 0).dtype == DType::Bool) fail("operand 0 has dtype bool, expected a number");
+  if (auto axis = staticInts(in, 1)) {
+    if (axis->size() != 1) fail("axis must hold one value, it has " + std::to_string(axis->size()));
+    normalizeAxis((*axis)[0], x.rank());
+  }
+  return single(x);
+}
+
 // TopK(X, K [1]) {axis = -1, largest = 1, sorted = 1} -> (values, indices: i64).
 RuleResult ruleTopK(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);

@@ -89,6 +89,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitTopK(kb);
     case KernelKind::GatherElements:
       return emitGatherElements(kb);
+    case KernelKind::CumSum:
+      return emitCumSum(kb);
   }
   return 1;
 }

@@ -332,6 +332,15 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       d.largest = op.kind() == OpKind::ArgMax;
       d.selectLastIndex = attrs.getInt("select_last_index", 0) != 0;
       return;
+    case OpKind::CumSum: {
+      d.kind = KernelKind::CumSum;
+      std::vector<int64_t> axis = staticInts(op, 1);
+      if (axis.size() != 1) unsupported(op, "axis must be a constant scalar");
+      d.axis = normalizeAxis(axis[0], rank);
+      d.exclusive = attrs.getInt("exclusive", 0) != 0;
+      d.reverse = attrs.getInt("reverse", 0) != 0;
+      return;
+    }
     case OpKind::GatherElements:
       d.kind = KernelKind::GatherElements;
       d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);

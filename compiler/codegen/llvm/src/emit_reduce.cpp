@@ -1,6 +1,6 @@
 // Reductions (sum, mean, max, min, prod, L1, L2, sum of squares, log-sum, log-sum-exp over any
 // set of axes; GlobalAveragePool is a mean over H, W)
-// and softmax / log-softmax along one axis. Each workgroup item produces one output element
+// softmax / log-softmax and CumSum (running sums) along one axis. Each workgroup item produces one output element
 // (reduce) or one softmax lane; its reduced axes are walked by nested loops.
 #include <algorithm>
 #include <functional>
@@ -186,6 +186,35 @@ uint32_t emitSoftmax(KernelBuilder& kb) {
     }
   });
   return workgroupsFor(outer * inner, A * 4);
+}
+
+uint32_t emitCumSum(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const ElemType type = d.output.type;
+  const bool fp = isFloat(type);
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d.axis; ++i) outer *= xs[i];
+  for (size_t i = d.axis + 1; i < xs.size(); ++i) inner *= xs[i];
+  const int64_t A = xs[d.axis];
+  llvm::Value* sumSlot = kb.local(kb.elemType(type), "sum");
+  kb.forWorkgroupShare(outer * inner, [&](llvm::Value* lane) {
+    llvm::Value* o = b.CreateUDiv(lane, kb.index(inner));
+    llvm::Value* i = b.CreateURem(lane, kb.index(inner));
+    llvm::Value* base = b.CreateAdd(b.CreateMul(o, kb.index(A * inner)), i);
+    b.CreateStore(kb.constant(type, 0), sumSlot);
+    kb.forRange(0, A, [&](llvm::Value* step) {
+      llvm::Value* a = d.reverse ? b.CreateSub(kb.index(A - 1), step) : step;
+      llvm::Value* at = b.CreateAdd(base, b.CreateMul(a, kb.index(inner)));
+      llvm::Value* x = kb.load(0, type, at);
+      llvm::Value* before = b.CreateLoad(kb.elemType(type), sumSlot);
+      llvm::Value* after = fp ? b.CreateFAdd(before, x) : b.CreateAdd(before, x);
+      b.CreateStore(after, sumSlot);
+      kb.store(kb.outputBinding(), type, at, d.exclusive ? before : after);
+    });
+  });
+  return workgroupsFor(outer * inner, A);
 }
 
 }  // namespace kiln::codegen::detail

@@ -193,7 +193,9 @@ std::string KernelDesc::key() const {
     case KernelKind::ArgReduce:
     case KernelKind::TopK:
     case KernelKind::GatherElements:
-      os << " axis" << axis << " largest" << largest << " last" << selectLastIndex;
+    case KernelKind::CumSum:
+      os << " axis" << axis << " largest" << largest << " last" << selectLastIndex << " scan"
+         << exclusive << reverse;
       break;
     case KernelKind::Quantized:
       os << QuantDesc::key(*this);

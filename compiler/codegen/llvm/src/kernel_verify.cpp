@@ -53,6 +53,8 @@ const char* kindName(KernelKind kind) {
       return "top-k";
     case KernelKind::GatherElements:
       return "gather-elements";
+    case KernelKind::CumSum:
+      return "cumsum";
   }
   return "?";
 }
@@ -279,6 +281,13 @@ void verifyKernel(const KernelDesc& d) {
       c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()) &&
                     d.inputs[0].shape[d.axis] > 0,
                 "axis");
+      break;
+    case KernelKind::CumSum:
+      c.inputCount(1, 1);
+      c.require(d.output.shape == d.inputs[0].shape && d.output.type == d.inputs[0].type &&
+                    d.output.type != ElemType::Bool,
+                "output must have X's shape and numeric dtype");
+      c.require(d.axis >= 0 && d.axis < static_cast<int64_t>(d.inputs[0].shape.size()), "axis");
       break;
   }
 }

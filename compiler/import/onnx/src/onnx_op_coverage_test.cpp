@@ -194,6 +194,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         UNARY(Shrink, "<lambd = 0.3, bias = 0.1>"), UNARY(Celu, "<alpha = 2.0>"),
         UNARY(ThresholdedRelu, "<alpha = 0.5>"),
+        OpCase{"CumSum", "(int64[2,5] x) => (int64[2,5] y)",
+               "a = Constant <value = int64 {-1}> () y = CumSum <reverse = 1> (x, a)",
+               "i64[2,5]"},
         OpCase{"GatherElements", "(float[3,5] x, int64[3,2] i) => (float[3,2] y)",
                "y = GatherElements <axis = 1> (x, i)", "f32[3,2]"},
         OpCase{"MatMul", "(float[2,3,4,5] a, float[2,3,6,5] b) => (float[2,4,3,6] y)",

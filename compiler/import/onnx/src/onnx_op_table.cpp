@@ -39,7 +39,7 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     // reductions
     DIRECT(ReduceSum), DIRECT(ReduceMean), DIRECT(ReduceMax), DIRECT(ReduceMin),
     DIRECT(ReduceProd), DIRECT(ReduceL2), DIRECT(ReduceL1), DIRECT(ReduceSumSquare),
-    DIRECT(ReduceLogSum), DIRECT(ReduceLogSumExp), DIRECT(ArgMax), DIRECT(ArgMin),
+    DIRECT(ReduceLogSum), DIRECT(ReduceLogSumExp), DIRECT(ArgMax), DIRECT(ArgMin), DIRECT(CumSum),
     {"TopK", OpKind::TopK, translateTopK},
     // data movement
     DIRECT(Reshape), DIRECT(Flatten), DIRECT(Squeeze), DIRECT(Unsqueeze), DIRECT(Transpose),

@@ -125,6 +125,7 @@ enum class KernelKind : uint8_t {
   TopK,           // inputs: X; outputs: values (`output`), I64 indices (extraOutputs[0]),
                   //   k = output.shape[axis]
   GatherElements,  // inputs: data, indices (I32/I64, data's rank); output: indices' shape
+  CumSum,          // inputs: X; output: running sums along `axis` (exclusive, reverse)
   Quantized,  // integer ops with TFLite semantics: `quant` (quant_desc.h)
 };
 
@@ -182,6 +183,8 @@ struct KernelDesc {
   // ArgReduce / TopK: largest (ArgMax, TopK largest = 1) or smallest; ArgReduce ties.
   bool largest = true;
   bool selectLastIndex = false;
+  // CumSum
+  bool exclusive = false, reverse = false;
 
   std::vector<int64_t> perm;    // Transpose
   std::vector<int64_t> starts;  // Slice: first element per input axis; Pad: pads before
