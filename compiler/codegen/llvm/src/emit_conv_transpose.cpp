@@ -15,8 +15,7 @@ namespace {
 llvm::Value* sourcePosition(KernelBuilder& kb, llvm::Value* o, llvm::Value* k, int64_t pad,
                             int64_t dilation, int64_t stride, int64_t size, llvm::Value*& valid) {
   llvm::IRBuilder<>& b = kb.b();
-  llvm::Value* num =
-      b.CreateSub(b.CreateAdd(o, kb.index(pad)), b.CreateMul(k, kb.index(dilation)));
+  llvm::Value* num = b.CreateSub(b.CreateAdd(o, kb.index(pad)), b.CreateMul(k, kb.index(dilation)));
   llvm::Value* nonNegative = b.CreateICmpSGE(num, kb.index(0));
   // Clamp before dividing so that the unsigned division below never sees a negative value.
   llvm::Value* safe = b.CreateSelect(nonNegative, num, kb.index(0));
@@ -57,8 +56,8 @@ uint32_t emitConvTranspose(KernelBuilder& kb) {
     llvm::Value* init = hasBias ? kb.load(2, f32, oc) : kb.f32(0.0f);
     kb.forRange(0, OW,
                 [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(rowBase, ow), init); });
-    llvm::Value* firstChannel = b.CreateAdd(b.CreateMul(n, kb.index(C)),
-                                            b.CreateMul(group, kb.index(CG)));
+    llvm::Value* firstChannel =
+        b.CreateAdd(b.CreateMul(n, kb.index(C)), b.CreateMul(group, kb.index(CG)));
     kb.forRange(0, KD * KH, [&](llvm::Value* tap) {
       llvm::Value* kd = b.CreateUDiv(tap, kb.index(KH));
       llvm::Value* kh = b.CreateURem(tap, kb.index(KH));
@@ -69,22 +68,20 @@ uint32_t emitConvTranspose(KernelBuilder& kb) {
         llvm::Value* planeRow = b.CreateAdd(b.CreateMul(id, kb.index(H)), ih);
         kb.forRange(0, CG, [&](llvm::Value* ic) {
           llvm::Value* channel = b.CreateAdd(firstChannel, ic);  // n * C + g * CG + ic
-          llvm::Value* inRow =
-              b.CreateMul(b.CreateAdd(b.CreateMul(channel, kb.index(D * H)), planeRow),
-                          kb.index(W));
+          llvm::Value* inRow = b.CreateMul(
+              b.CreateAdd(b.CreateMul(channel, kb.index(D * H)), planeRow), kb.index(W));
           // Weight [g * CG + ic, ocInGroup, kd, kh, :].
           llvm::Value* wChannel = b.CreateAdd(b.CreateMul(group, kb.index(CG)), ic);
           llvm::Value* filter = b.CreateMul(
-              b.CreateAdd(b.CreateMul(wChannel, kb.index(OCG)), ocInGroup),
-              kb.index(KD * KH * KW));
+              b.CreateAdd(b.CreateMul(wChannel, kb.index(OCG)), ocInGroup), kb.index(KD * KH * KW));
           llvm::Value* tapRow = b.CreateAdd(filter, b.CreateMul(tap, kb.index(KW)));
           kb.forRange(0, KW, [&](llvm::Value* kw) {
             llvm::Value* weight = kb.load(1, f32, b.CreateAdd(tapRow, kw));
             llvm::Value* shift = b.CreateSub(b.CreateMul(kw, kb.index(dw)), kb.index(padLeft));
             kb.forRange(0, W, [&](llvm::Value* iw) {
               llvm::Value* ow = b.CreateAdd(b.CreateMul(iw, kb.index(sw)), shift);
-              llvm::Value* inside = b.CreateAnd(b.CreateICmpSGE(ow, kb.index(0)),
-                                                b.CreateICmpSLT(ow, kb.index(OW)));
+              llvm::Value* inside =
+                  b.CreateAnd(b.CreateICmpSGE(ow, kb.index(0)), b.CreateICmpSLT(ow, kb.index(OW)));
               kb.ifThen(inside, [&] {
                 llvm::Value* x = kb.load(0, f32, b.CreateAdd(inRow, iw));
                 llvm::Value* at = b.CreateAdd(rowBase, ow);

@@ -117,12 +117,12 @@ uint32_t emitLrn(KernelBuilder& kb) {
     kb.forRange(0, count, [&](llvm::Value* p) {
       b.CreateStore(kb.f32(0.0f), sumSlot);
       kb.forRange(lo, hi, [&](llvm::Value* k) {
-        llvm::Value* x =
-            kb.load(0, f32, b.CreateAdd(batchBase, b.CreateAdd(b.CreateMul(k, kb.index(count)), p)));
+        llvm::Value* x = kb.load(
+            0, f32, b.CreateAdd(batchBase, b.CreateAdd(b.CreateMul(k, kb.index(count)), p)));
         b.CreateStore(b.CreateFAdd(b.CreateLoad(floatTy, sumSlot), b.CreateFMul(x, x)), sumSlot);
       });
-      llvm::Value* base = b.CreateFAdd(
-          kb.f32(d.lrnBias), b.CreateFMul(kb.f32(scale), b.CreateLoad(floatTy, sumSlot)));
+      llvm::Value* base = b.CreateFAdd(kb.f32(d.lrnBias),
+                                       b.CreateFMul(kb.f32(scale), b.CreateLoad(floatTy, sumSlot)));
       // base ** beta = exp(beta * log(base)); base >= bias > 0.
       llvm::Value* denominator = emitExp(kb, b.CreateFMul(kb.f32(d.beta), emitLog(kb, base)));
       llvm::Value* at = b.CreateAdd(planeBase, p);

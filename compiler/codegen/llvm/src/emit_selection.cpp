@@ -1,9 +1,9 @@
 // Index-selecting ops along one axis: ArgMax / ArgMin (first or last extreme index), TopK
 // (the k largest or smallest values with their indices, sorted, ties by lower index as ONNX
 // specifies) and GatherElements (each output element reads data at its own coordinates with
-// the axis coordinate taken from the indices). Each workgroup item is one lane (outer, inner) of the axis. TopK picks
-// its k results one after another, each the best element ordered after the previous pick
-// (O(k * axis), no scratch memory).
+// the axis coordinate taken from the indices). Each workgroup item is one lane (outer, inner) of
+// the axis. TopK picks its k results one after another, each the best element ordered after the
+// previous pick (O(k * axis), no scratch memory).
 #include "emitters.h"
 #include "kernel_builder.h"
 
@@ -57,11 +57,10 @@ uint32_t emitArgReduce(KernelBuilder& kb) {
       llvm::Value* better = ordered(kb, type, x, best, d.largest);
       if (d.selectLastIndex) better = b.CreateOr(better, equal(kb, type, x, best));
       b.CreateStore(b.CreateSelect(better, x, best), bestSlot);
-      b.CreateStore(b.CreateSelect(better, a, b.CreateLoad(kb.indexType(), indexSlot)),
-                    indexSlot);
+      b.CreateStore(b.CreateSelect(better, a, b.CreateLoad(kb.indexType(), indexSlot)), indexSlot);
     });
-    llvm::Value* index = b.CreateSExtOrTrunc(b.CreateLoad(kb.indexType(), indexSlot),
-                                             kb.elemType(ElemType::I64));
+    llvm::Value* index =
+        b.CreateSExtOrTrunc(b.CreateLoad(kb.indexType(), indexSlot), kb.elemType(ElemType::I64));
     kb.store(kb.outputBinding(), ElemType::I64, lane, index);
   });
   return workgroupsFor(l.outer * l.inner, l.extent);
@@ -109,8 +108,8 @@ uint32_t emitTopK(KernelBuilder& kb) {
       llvm::Value* bestIndex = b.CreateLoad(kb.indexType(), bestIndexSlot);
       llvm::Value* at = b.CreateAdd(outBase, b.CreateMul(slot, kb.index(l.inner)));
       kb.store(values, type, at, best);
-      kb.store(indices, ElemType::I64,
-               at, b.CreateSExtOrTrunc(bestIndex, kb.elemType(ElemType::I64)));
+      kb.store(indices, ElemType::I64, at,
+               b.CreateSExtOrTrunc(bestIndex, kb.elemType(ElemType::I64)));
       b.CreateStore(best, prevSlot);
       b.CreateStore(bestIndex, prevIndexSlot);
     });
@@ -131,8 +130,8 @@ uint32_t emitGatherElements(KernelBuilder& kb) {
     std::vector<llvm::Value*> coords = kb.decompose(item, is);
     // Negative indices count from the end; out-of-range ones are clamped (never read outside).
     llvm::Value* idx = b.CreateSExtOrTrunc(kb.load(1, indexType, item), kb.indexType());
-    idx = b.CreateSelect(b.CreateICmpSLT(idx, kb.index(0)), b.CreateAdd(idx, kb.index(extent)),
-                         idx);
+    idx =
+        b.CreateSelect(b.CreateICmpSLT(idx, kb.index(0)), b.CreateAdd(idx, kb.index(extent)), idx);
     coords[d.axis] = kb.minValue(kb.maxValue(idx, kb.index(0)), kb.index(extent - 1));
     kb.store(kb.outputBinding(), type, item, kb.load(0, type, kb.linearize(coords, dataStrides)));
   });

@@ -1,7 +1,8 @@
 // ONNX ops that kiln imports as a few IR ops rather than one: DepthToSpace and SpaceToDepth
 // (Reshape -> Transpose -> Reshape, as the ONNX specification defines them), Trilu (Where with
-// a constant triangle mask), and TopK, whose K must be known when compiling. The helpers build the intermediate IR ops with their types
-// from the IR's rules; the last op takes the ONNX output's name.
+// a constant triangle mask), and TopK, whose K must be known when compiling. The helpers build the
+// intermediate IR ops with their types from the IR's rules; the last op takes the ONNX output's
+// name.
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/op_rules.h"
 #include "kiln/support/diagnostics.h"
@@ -80,16 +81,16 @@ std::vector<ir::Value*> translateDepthToSpace(OnnxTranslation& t, const OnnxNode
   const ir::Shape& s = node.inputs[0]->shape();
   const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
   if (c % (b * b) != 0)
-    t.fail(node, "channels " + std::to_string(c) + " are not a multiple of blocksize^2 = " +
-                     std::to_string(b * b));
+    t.fail(node, "channels " + std::to_string(c) +
+                     " are not a multiple of blocksize^2 = " + std::to_string(b * b));
   std::string mode = node.attrs.getString("mode", "DCR");
   std::vector<int64_t> last = {n, c / (b * b), h * b, w * b};
   if (mode == "DCR")
-    return {reshapeTransposeReshape(t, node, {n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2},
-                                    last)};
+    return {
+        reshapeTransposeReshape(t, node, {n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2}, last)};
   if (mode == "CRD")
-    return {reshapeTransposeReshape(t, node, {n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3},
-                                    last)};
+    return {
+        reshapeTransposeReshape(t, node, {n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3}, last)};
   t.fail(node, "mode '" + mode + "' is not DCR or CRD");
 }
 

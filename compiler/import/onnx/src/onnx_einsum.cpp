@@ -69,8 +69,10 @@ class EinsumBuilder {
     a = sumOut(a, b.letters + keep);
     b = sumOut(b, a.letters + keep);
     for (char c : a.letters) {
-      if (has(b.letters, c)) (has(keep, c) ? batch : contracted) += c;
-      else aOnly += c;
+      if (has(b.letters, c))
+        (has(keep, c) ? batch : contracted) += c;
+      else
+        aOnly += c;
     }
     for (char c : b.letters)
       if (!has(a.letters, c)) bOnly += c;
@@ -83,8 +85,8 @@ class EinsumBuilder {
       bShape.push_back(dimOf(b, c));
       int64_t da = dimOf(a, c), db = dimOf(b, c);
       if (da != db && da != 1 && db != 1)
-        t_.fail(node_, std::string("letter '") + c + "' has sizes " + std::to_string(da) +
-                           " and " + std::to_string(db));
+        t_.fail(node_, std::string("letter '") + c + "' has sizes " + std::to_string(da) + " and " +
+                           std::to_string(db));
       outShape.push_back(std::max(da, db));
     }
     for (char c : aOnly) m *= dimOf(a, c), outShape.push_back(dimOf(a, c));
@@ -159,7 +161,8 @@ std::vector<ir::Value*> translateEinsum(OnnxTranslation& t, const OnnxNode& node
   if (arrow != std::string::npos) {
     output = equation.substr(arrow + 2);
     size_t dots = output.find("...");
-    if (dots != std::string::npos) output = output.substr(0, dots) + ellipsis + output.substr(dots + 3);
+    if (dots != std::string::npos)
+      output = output.substr(0, dots) + ellipsis + output.substr(dots + 3);
   } else {  // implicit: the letters that appear once, sorted, after the ellipsis dims
     std::map<char, int> counts;
     for (const Term& term : operands)
@@ -181,8 +184,7 @@ std::vector<ir::Value*> translateEinsum(OnnxTranslation& t, const OnnxNode& node
     if (result.letters.find(c) == std::string::npos)
       t.fail(node, std::string("output letter '") + c + "' appears in no operand");
   result = builder.transpose(result, output);
-  ir::Value* y = buildOp(t, node, ir::OpKind::Identity, {result.value}, {},
-                         node.outputNames.at(0));
+  ir::Value* y = buildOp(t, node, ir::OpKind::Identity, {result.value}, {}, node.outputNames.at(0));
   checkDecomposedResult(t, node, y);
   return {y};
 }

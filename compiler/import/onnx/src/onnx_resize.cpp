@@ -73,7 +73,8 @@ std::vector<ir::Value*> translateResize(OnnxTranslation& t, const OnnxNode& node
   auto contents = [&](ir::Value* v, const char* what) -> std::optional<std::vector<double>> {
     if (!v || v->type().numElements() == 0) return std::nullopt;
     if (v->isConstant()) return ir::constantDoubles(v);
-    if (auto tracked = t.shapeValues.get(v)) return std::vector<double>(tracked->begin(), tracked->end());
+    if (auto tracked = t.shapeValues.get(v))
+      return std::vector<double>(tracked->begin(), tracked->end());
     t.fail(node, std::string(what) + " ('" + v->name() +
                      "') is known only at run time; kiln needs static shapes: make it a "
                      "constant in the model");
@@ -89,8 +90,8 @@ std::vector<ir::Value*> translateResize(OnnxTranslation& t, const OnnxNode& node
   // nearest. libonnx's version converter turns them into opset-11+ Resize nodes without
   // setting that mode, whose defaults (half_pixel, round_prefer_floor) differ.
   bool legacy = upsample || t.sourceOpset < 11;
-  std::string transform = node.attrs.getString("coordinate_transformation_mode",
-                                               legacy ? "asymmetric" : "half_pixel");
+  std::string transform =
+      node.attrs.getString("coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel");
   std::string nearestMode =
       node.attrs.getString("nearest_mode", legacy ? "floor" : "round_prefer_floor");
   double cubicA = node.attrs.getFloat("cubic_coeff_a", -0.75f);
@@ -165,8 +166,8 @@ std::vector<ir::Value*> translateResize(OnnxTranslation& t, const OnnxNode& node
     for (size_t k = 0; k < tapCount; ++k) {
       ir::Value* idx = constantI64(t, axisName + ".idx" + std::to_string(k), taps.indices[k]);
       bool named = last && tapCount == 1;
-      ir::Value* g = buildOp(t, node, ir::OpKind::Gather, {y, idx}, gatherAttrs,
-                             named ? outName : "");
+      ir::Value* g =
+          buildOp(t, node, ir::OpKind::Gather, {y, idx}, gatherAttrs, named ? outName : "");
       if (tapCount == 1) {
         sum = g;
         break;
