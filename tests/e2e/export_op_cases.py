@@ -106,6 +106,8 @@ def cases():
         "cumsum": (lambda: Fn(lambda x: (torch.cumsum(x, 1),
                                           torch.cumsum((x > 0).long(), dim=1) * (x > 0).long(),
                                           torch.cumsum(x, dim=0))), (3, 6), 13),
+        "one_hot": (lambda: Fn(lambda x: F.one_hot((x > 0).long() + (x > 1).long(), 4)),
+                    (2, 5), 13),
         "pad_reflect_edge": (lambda: Fn(lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
                                                    F.pad(x, (2, 0, 1, 3), mode="replicate"))),
                              (1, 2, 4, 5), 13),
@@ -118,7 +120,7 @@ NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",
          "resize_bicubic", "resize_linear_1d", "pixel_shuffle", "pixel_unshuffle", "topk",
          "topk_smallest", "argmax_argmin", "logsumexp", "reductions", "hardswish_hardsigmoid",
-         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements", "cumsum"]
+         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements", "cumsum", "one_hot"]
 
 
 def onnx_cases():

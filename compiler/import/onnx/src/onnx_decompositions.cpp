@@ -1,8 +1,8 @@
 // ONNX ops that kiln imports as a few IR ops rather than one: DepthToSpace and SpaceToDepth
 // (Reshape -> Transpose -> Reshape, as the ONNX specification defines them), Trilu (Where with
-// a constant triangle mask), and TopK, whose K must be known when compiling. The helpers build the
-// intermediate IR ops with their types from the IR's rules; the last op takes the ONNX output's
-// name.
+// a constant triangle mask), OneHot (Equal against constant class numbers), and TopK, whose K
+// must be known when compiling. The helpers build the intermediate IR ops with their types
+// from the IR's rules; the last op takes the ONNX output's name.
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/op_rules.h"
 #include "kiln/support/diagnostics.h"
@@ -136,6 +136,66 @@ std::vector<ir::Value*> translateTrilu(OnnxTranslation& t, const OnnxNode& node,
   ir::Value* fill = t.graph.addConstant(t.graph.uniqueName(out + ".zero"), zeroType,
                                         ir::makeConstantBytes(zeroType, zero));
   ir::Value* y = buildOp(t, node, ir::OpKind::Where, {keep, x, fill}, {}, out);
+  checkDecomposedResult(t, node, y);
+  return {y};
+}
+
+// OneHot(indices, depth, values [off, on]) {axis = -1}: Where(Equal(Unsqueeze(indices'),
+// classes), on, off), negative indices shifted by depth; depth must be known when compiling.
+std::vector<ir::Value*> translateOneHot(OnnxTranslation& t, const OnnxNode& node,
+                                        std::optional<ir::OpKind>) {
+  ir::Value* indices = node.inputs.at(0);
+  ir::Value* values = node.inputs.at(2);
+  std::optional<std::vector<int64_t>> depthValue = t.shapeValues.get(node.inputs.at(1));
+  if (!depthValue && node.inputs[1]->isConstant()) {
+    std::vector<double> d = ir::constantDoubles(node.inputs[1]);
+    if (d.size() == 1) depthValue = std::vector<int64_t>{static_cast<int64_t>(d[0])};
+  }
+  if (!depthValue || depthValue->size() != 1 || (*depthValue)[0] < 1)
+    t.fail(node, "depth ('" + node.inputs[1]->name() +
+                     "') must be a positive constant; kiln needs static shapes");
+  const int64_t depth = (*depthValue)[0];
+  const int64_t rank = indices->type().rank() + 1;
+  int64_t axis = node.attrs.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    t.fail(node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank));
+  if (axis < 0) axis += rank;
+  const std::string& out = node.outputNames.at(0);
+  auto scalar = [&](DType dtype, double v) {
+    TensorType type(dtype, {});
+    double data[] = {v};
+    return t.graph.addConstant(t.graph.uniqueName(out + ".c"), type,
+                               ir::makeConstantBytes(type, data));
+  };
+  ir::Value* idx = indices;
+  if (idx->dtype() != DType::I64) {
+    ir::AttributeMap cast;
+    cast.set("to", static_cast<int64_t>(DType::I64));
+    idx = buildOp(t, node, ir::OpKind::Cast, {idx}, cast);
+  }
+  ir::Value* negative = buildOp(t, node, ir::OpKind::Less, {idx, scalar(DType::I64, 0)});
+  ir::Value* shifted = buildOp(t, node, ir::OpKind::Add, {idx, scalar(DType::I64, double(depth))});
+  idx = buildOp(t, node, ir::OpKind::Where, {negative, shifted, idx});
+  idx = buildOp(t, node, ir::OpKind::Unsqueeze, {idx, constantI64(t, out + ".axis", {axis})});
+  std::vector<int64_t> classes(static_cast<size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) classes[size_t(i)] = i;
+  ir::Shape classShape(static_cast<size_t>(rank), 1);
+  classShape[size_t(axis)] = depth;
+  TensorType classType(DType::I64, classShape);
+  ir::Value* classValues = t.graph.addConstant(t.graph.uniqueName(out + ".classes"), classType,
+                                               ir::makeConstantBytesInt(classType, classes));
+  ir::Value* hot = buildOp(t, node, ir::OpKind::Equal, {idx, classValues});
+  if (values->type().numElements() != 2)
+    t.fail(node, "values must hold [off, on], it has shape " +
+                     ir::shapeToString(values->shape()));
+  ir::Value* pair = values->type().rank() == 1
+                        ? values
+                        : buildOp(t, node, ir::OpKind::Reshape,
+                                  {values, constantI64(t, out + ".pair", {2})});
+  ir::Value* off = buildOp(t, node, ir::OpKind::Gather, {pair, scalar(DType::I64, 0)});
+  ir::Value* on = buildOp(t, node, ir::OpKind::Gather, {pair, scalar(DType::I64, 1)});
+  ir::Value* y = buildOp(t, node, ir::OpKind::Where, {hot, on, off}, {}, out);
   checkDecomposedResult(t, node, y);
   return {y};
 }

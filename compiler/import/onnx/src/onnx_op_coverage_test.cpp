@@ -197,6 +197,10 @@ INSTANTIATE_TEST_SUITE_P(
         OpCase{"CumSum", "(int64[2,5] x) => (int64[2,5] y)",
                "a = Constant <value = int64 {-1}> () y = CumSum <reverse = 1> (x, a)",
                "i64[2,5]"},
+        OpCase{"Equal", "(int64[2,3] i) => (float[2,4,3] y)",
+               "d = Constant <value = int64 {4}> () "
+               "v = Constant <value = float[2] {0.0, 1.0}> () y = OneHot <axis = 1> (i, d, v)",
+               "f32[2,4,3]"},
         OpCase{"GatherElements", "(float[3,5] x, int64[3,2] i) => (float[3,2] y)",
                "y = GatherElements <axis = 1> (x, i)", "f32[3,2]"},
         OpCase{"MatMul", "(float[2,3,4,5] a, float[2,3,6,5] b) => (float[2,4,3,6] y)",

@@ -49,6 +49,7 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     {"DepthToSpace", std::nullopt, translateDepthToSpace},
     {"Trilu", std::nullopt, translateTrilu},
     {"Einsum", std::nullopt, translateEinsum},
+    {"OneHot", std::nullopt, translateOneHot},
     {"SpaceToDepth", std::nullopt, translateSpaceToDepth},
     {"Resize", std::nullopt, translateResize},
     {"Upsample", std::nullopt, translateResize},

@@ -31,6 +31,8 @@ std::vector<ir::Value*> translateTopK(OnnxTranslation&, const OnnxNode&,
                                       std::optional<ir::OpKind>);
 std::vector<ir::Value*> translateTrilu(OnnxTranslation&, const OnnxNode&,
                                        std::optional<ir::OpKind>);
+std::vector<ir::Value*> translateOneHot(OnnxTranslation&, const OnnxNode&,
+                                        std::optional<ir::OpKind>);
 std::vector<ir::Value*> translateEinsum(OnnxTranslation&, const OnnxNode&,  // onnx_einsum.cpp
                                        std::optional<ir::OpKind>);
 std::vector<ir::Value*> translateResize(OnnxTranslation&, const OnnxNode&,  // onnx_resize.cpp
