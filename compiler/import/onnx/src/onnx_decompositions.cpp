@@ -158,8 +158,8 @@ std::vector<ir::Value*> translateOneHot(OnnxTranslation& t, const OnnxNode& node
   const int64_t rank = indices->type().rank() + 1;
   int64_t axis = node.attrs.getInt("axis", -1);
   if (axis < -rank || axis >= rank)
-    t.fail(node, "axis " + std::to_string(axis) + " is out of range for rank " +
-                     std::to_string(rank));
+    t.fail(node,
+           "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
   const std::string& out = node.outputNames.at(0);
   auto scalar = [&](DType dtype, double v) {
@@ -187,12 +187,11 @@ std::vector<ir::Value*> translateOneHot(OnnxTranslation& t, const OnnxNode& node
                                                ir::makeConstantBytesInt(classType, classes));
   ir::Value* hot = buildOp(t, node, ir::OpKind::Equal, {idx, classValues});
   if (values->type().numElements() != 2)
-    t.fail(node, "values must hold [off, on], it has shape " +
-                     ir::shapeToString(values->shape()));
-  ir::Value* pair = values->type().rank() == 1
-                        ? values
-                        : buildOp(t, node, ir::OpKind::Reshape,
-                                  {values, constantI64(t, out + ".pair", {2})});
+    t.fail(node, "values must hold [off, on], it has shape " + ir::shapeToString(values->shape()));
+  ir::Value* pair =
+      values->type().rank() == 1
+          ? values
+          : buildOp(t, node, ir::OpKind::Reshape, {values, constantI64(t, out + ".pair", {2})});
   ir::Value* off = buildOp(t, node, ir::OpKind::Gather, {pair, scalar(DType::I64, 0)});
   ir::Value* on = buildOp(t, node, ir::OpKind::Gather, {pair, scalar(DType::I64, 1)});
   ir::Value* y = buildOp(t, node, ir::OpKind::Where, {hot, on, off}, {}, out);
