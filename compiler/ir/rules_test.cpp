@@ -240,6 +240,10 @@ TEST_F(Rules, NormalizationsAndTopK) {
   EXPECT_EQ(shapeOf(OpKind::CumSum, {input({2, 5}, DType::I64), ints({-1}, {})}), (Shape{2, 5}));
   EXPECT_EQ(error(OpKind::CumSum, {input({2, 5}), ints({2}, {})}),
             "axis 2 is out of range for rank 2");
+  EXPECT_EQ(shapeOf(OpKind::ScatterND, {input({4, 3}), input({2, 1}, DType::I64), input({2, 3})}),
+            (Shape{4, 3}));
+  EXPECT_EQ(error(OpKind::ScatterND, {input({4, 3}), input({2, 1}, DType::I64), input({2, 4})}),
+            "updates have shape [2,4], expected [2,3]");
   EXPECT_EQ(shapeOf(OpKind::GatherElements, {input({3, 5}), input({3, 2}, DType::I64)},
                     attrs({{"axis", int64_t(1)}})),
             (Shape{3, 2}));

@@ -108,6 +108,8 @@ def cases():
                                           torch.cumsum(x, dim=0))), (3, 6), 13),
         "one_hot": (lambda: Fn(lambda x: F.one_hot((x > 0).long() + (x > 1).long(), 4)),
                     (2, 5), 13),
+        "scatter_nd": (lambda: Fn(lambda x: torch.index_put(x, (torch.tensor([2, 0]),),
+                                                            x[1:3] * 2)), (4, 3), 13),
         "pad_reflect_edge": (lambda: Fn(lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"),
                                                    F.pad(x, (2, 0, 1, 3), mode="replicate"))),
                              (1, 2, 4, 5), 13),
@@ -120,7 +122,7 @@ NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",
          "resize_bicubic", "resize_linear_1d", "pixel_shuffle", "pixel_unshuffle", "topk",
          "topk_smallest", "argmax_argmin", "logsumexp", "reductions", "hardswish_hardsigmoid",
-         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements", "cumsum", "one_hot"]
+         "shrink", "pad_reflect_edge", "einsum_attention", "einsum_misc", "gather_elements", "cumsum", "one_hot", "scatter_nd"]
 
 
 def onnx_cases():

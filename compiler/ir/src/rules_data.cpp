@@ -248,6 +248,26 @@ RuleResult ruleGatherElements(const RuleInput& in) {
   return single(TensorType(data.dtype, indices.shape));
 }
 
+// ScatterND(data, indices [..., k], updates [..., data dims k...]) {reduction = "none"}.
+RuleResult ruleScatterND(const RuleInput& in) {
+  const TensorType& data = typeOf(in, 0);
+  const TensorType& indices = typeOf(in, 1);
+  const TensorType& updates = typeOf(in, 2);
+  requireIndexType(in, 1);
+  requireSameDType(in, 0, 2);
+  if (in.attrs.getString("reduction", "none") != "none")
+    fail("reduction '" + in.attrs.getString("reduction", "none") + "' is not supported");
+  if (indices.rank() < 1 || indices.shape.back() > data.rank())
+    fail("indices have shape " + shapeToString(indices.shape) + ", expected [..., k] with k <= " +
+         std::to_string(data.rank()));
+  Shape expected(indices.shape.begin(), indices.shape.end() - 1);
+  expected.insert(expected.end(), data.shape.begin() + indices.shape.back(), data.shape.end());
+  if (updates.shape != expected)
+    fail("updates have shape " + shapeToString(updates.shape) + ", expected " +
+         shapeToString(expected));
+  return single(data);
+}
+
 RuleResult rulePad(const RuleInput& in) {
   const TensorType& x = typeOf(in, 0);
   std::string mode = in.attrs.getString("mode", "constant");

@@ -91,6 +91,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitGatherElements(kb);
     case KernelKind::CumSum:
       return emitCumSum(kb);
+    case KernelKind::ScatterND:
+      return emitScatterND(kb);
   }
   return 1;
 }

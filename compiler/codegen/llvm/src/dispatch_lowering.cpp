@@ -341,6 +341,9 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
       d.reverse = attrs.getInt("reverse", 0) != 0;
       return;
     }
+    case OpKind::ScatterND:
+      d.kind = KernelKind::ScatterND;
+      return;
     case OpKind::GatherElements:
       d.kind = KernelKind::GatherElements;
       d.axis = normalizeAxis(attrs.getInt("axis", 0), rank);

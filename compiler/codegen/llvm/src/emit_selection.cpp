@@ -1,7 +1,7 @@
 // Index-selecting ops along one axis: ArgMax / ArgMin (first or last extreme index), TopK
 // (the k largest or smallest values with their indices, sorted, ties by lower index as ONNX
-// specifies) and GatherElements (each output element reads data at its own coordinates with
-// the axis coordinate taken from the indices). Each workgroup item is one lane (outer, inner) of
+// specifies), GatherElements (each output element reads data at its own coordinates with
+// the axis coordinate taken from the indices) and ScatterND (slices overwritten in order). Each workgroup item is one lane (outer, inner) of
 // the axis. TopK picks its k results one after another, each the best element ordered after the
 // previous pick (O(k * axis), no scratch memory).
 #include "emitters.h"
@@ -136,6 +136,42 @@ uint32_t emitGatherElements(KernelBuilder& kb) {
     kb.store(kb.outputBinding(), type, item, kb.load(0, type, kb.linearize(coords, dataStrides)));
   });
   return workgroupsFor(count, 1);
+}
+
+// One workgroup, in order (later updates of the same element win, as in ONNX's reference):
+// the data is copied, then each index tuple's slice is overwritten by its updates.
+uint32_t emitScatterND(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& ds = d.inputs[0].shape;
+  const std::vector<int64_t>& is = d.inputs[1].shape;
+  const ElemType type = d.output.type, indexType = d.inputs[1].type;
+  const unsigned out = kb.outputBinding();
+  const size_t k = static_cast<size_t>(is.back());
+  const std::vector<int64_t> strides = rowMajorStrides(ds);
+  int64_t tuples = 1, slice = 1;
+  for (size_t i = 0; i + 1 < is.size(); ++i) tuples *= is[i];
+  for (size_t i = k; i < ds.size(); ++i) slice *= ds[i];
+  kb.forWorkgroupShare(1, [&](llvm::Value*) {
+    kb.forRange(0, d.output.elementCount(),
+                [&](llvm::Value* i) { kb.store(out, type, i, kb.load(0, type, i)); });
+    kb.forRange(0, tuples, [&](llvm::Value* t) {
+      llvm::Value* base = kb.index(0);
+      for (size_t j = 0; j < k; ++j) {
+        llvm::Value* at = b.CreateAdd(b.CreateMul(t, kb.index(int64_t(k))), kb.index(int64_t(j)));
+        llvm::Value* idx = b.CreateSExtOrTrunc(kb.load(1, indexType, at), kb.indexType());
+        idx = b.CreateSelect(b.CreateICmpSLT(idx, kb.index(0)), b.CreateAdd(idx, kb.index(ds[j])),
+                             idx);
+        idx = kb.minValue(kb.maxValue(idx, kb.index(0)), kb.index(ds[j] - 1));
+        base = b.CreateAdd(base, b.CreateMul(idx, kb.index(strides[j])));
+      }
+      llvm::Value* from = b.CreateMul(t, kb.index(slice));
+      kb.forRange(0, slice, [&](llvm::Value* e) {
+        kb.store(out, type, b.CreateAdd(base, e), kb.load(2, type, b.CreateAdd(from, e)));
+      });
+    });
+  });
+  return 1;
 }
 
 }  // namespace kiln::codegen::detail

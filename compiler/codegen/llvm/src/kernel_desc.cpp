@@ -177,6 +177,7 @@ std::string KernelDesc::key() const {
       printList(os, " perm", perm);
       break;
     case KernelKind::Tile:
+    case KernelKind::ScatterND:
       break;  // fully described by the shapes
     case KernelKind::ConvTranspose:
       os << " s" << strides[0] << 'x' << strides[1] << " d" << dilations[0] << 'x' << dilations[1]

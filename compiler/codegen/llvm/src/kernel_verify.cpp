@@ -55,6 +55,8 @@ const char* kindName(KernelKind kind) {
       return "gather-elements";
     case KernelKind::CumSum:
       return "cumsum";
+    case KernelKind::ScatterND:
+      return "scatter-nd";
   }
   return "?";
 }
@@ -282,6 +284,16 @@ void verifyKernel(const KernelDesc& d) {
                     d.inputs[0].shape[d.axis] > 0,
                 "axis");
       break;
+    case KernelKind::ScatterND: {
+      c.inputCount(3, 3);
+      const auto& idx = d.inputs[1].shape;
+      c.require(d.inputs[1].type == ElemType::I32 || d.inputs[1].type == ElemType::I64,
+                "indices must be i32 or i64");
+      c.require(!idx.empty() && idx.back() <= static_cast<int64_t>(d.inputs[0].shape.size()) &&
+                    d.output.shape == d.inputs[0].shape && d.inputs[2].type == d.output.type,
+                "indices, updates and output do not fit data");
+      break;
+    }
     case KernelKind::CumSum:
       c.inputCount(1, 1);
       c.require(d.output.shape == d.inputs[0].shape && d.output.type == d.inputs[0].type &&

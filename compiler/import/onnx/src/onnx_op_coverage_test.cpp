@@ -201,6 +201,8 @@ INSTANTIATE_TEST_SUITE_P(
                "d = Constant <value = int64 {4}> () "
                "v = Constant <value = float[2] {0.0, 1.0}> () y = OneHot <axis = 1> (i, d, v)",
                "f32[2,4,3]"},
+        OpCase{"ScatterND", "(float[4,3] x, int64[2,1] i, float[2,3] u) => (float[4,3] y)",
+               "y = ScatterND(x, i, u)", "f32[4,3]"},
         OpCase{"GatherElements", "(float[3,5] x, int64[3,2] i) => (float[3,2] y)",
                "y = GatherElements <axis = 1> (x, i)", "f32[3,2]"},
         OpCase{"MatMul", "(float[2,3,4,5] a, float[2,3,6,5] b) => (float[2,4,3,6] y)",

@@ -44,7 +44,7 @@ const auto kOnnxOps = std::to_array<OnnxOpEntry>({
     // data movement
     DIRECT(Reshape), DIRECT(Flatten), DIRECT(Squeeze), DIRECT(Unsqueeze), DIRECT(Transpose),
     DIRECT(Concat), DIRECT(Split), DIRECT(Slice), DIRECT(Gather), DIRECT(GatherElements),
-    DIRECT(Pad), DIRECT(Expand),
+    DIRECT(ScatterND), DIRECT(Pad), DIRECT(Expand),
     DIRECT(Tile),
     {"DepthToSpace", std::nullopt, translateDepthToSpace},
     {"Trilu", std::nullopt, translateTrilu},

@@ -126,6 +126,7 @@ enum class KernelKind : uint8_t {
                   //   k = output.shape[axis]
   GatherElements,  // inputs: data, indices (I32/I64, data's rank); output: indices' shape
   CumSum,          // inputs: X; output: running sums along `axis` (exclusive, reverse)
+  ScatterND,       // inputs: data, indices [..., k] (I32/I64), updates; output: data's shape
   Quantized,  // integer ops with TFLite semantics: `quant` (quant_desc.h)
 };
 
