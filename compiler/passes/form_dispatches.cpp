@@ -79,8 +79,10 @@ void checkStaticOperands(const ir::Op& op) {
     std::string what = op.describe() + ": operand " + std::to_string(i) + " (" +
                        ir::valueRef(v->name()) + ") must be a compile-time constant, but it ";
     if (v->isInput())
-      throw CompileError(what + "is the graph input '" + v->name() +
-                         "', whose contents are known only at run time; kiln needs static shapes");
+      throw CompileError(
+          what + "is the graph input '" + v->name() +
+          "', whose contents are known only at run time; kiln needs static shapes: make it a "
+          "constant in the model (export with fixed shapes)");
     throw CompileError(what +
                        "is computed at run time; kiln needs static shapes (fix the input "
                        "shapes with --input-shape)");
@@ -163,8 +165,8 @@ ir::DispatchGraph formDispatches(std::unique_ptr<ir::Graph> graph) {
     ir::Step step;
     step.dstValue = value;
     step.outputIndex = i;
-    bool wholeStorage = dg.viewOffsetOf(value) == 0 &&
-                        value->type().byteSize() == storage->type().byteSize();
+    bool wholeStorage =
+        dg.viewOffsetOf(value) == 0 && value->type().byteSize() == storage->type().byteSize();
     if (storage->kind() == ir::ValueKind::OpResult && wholeStorage &&
         !outputOfStorage.count(storage)) {
       outputOfStorage[storage] = i;  // the producing dispatch writes output i directly

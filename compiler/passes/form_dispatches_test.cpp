@@ -74,7 +74,9 @@ TEST(FormDispatches, NonConstantStaticOperandIsAUserError) {
 })"),
       "node '/model/Reshape' (Reshape): operand 1 (%shape) must be a compile-time constant, but it "
       "is the "
-      "graph input 'shape', whose contents are known only at run time; kiln needs static shapes");
+      "graph input 'shape', whose contents are known only at run time; kiln needs static shapes: "
+      "make it a constant in the model "
+      "(export with fixed shapes)");
   EXPECT_EQ(formError(R"(graph @g {
   input %x : f32[6]
   input %s : f32[2]
