@@ -37,7 +37,5 @@ uint32_t emitTopK(KernelBuilder& kb);                         // emit_selection.
 uint32_t emitGatherElements(KernelBuilder& kb);               // emit_selection.cpp
 uint32_t emitCumSum(KernelBuilder& kb);                       // emit_reduce.cpp
 uint32_t emitScatterND(KernelBuilder& kb);                    // emit_selection.cpp
-uint32_t emitQuantized(KernelBuilder& kb);  // emit_quantized_elementwise.cpp (all QuantOps)
-
 
 }  // namespace kiln::codegen::detail
