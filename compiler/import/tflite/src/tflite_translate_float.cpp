@@ -101,51 +101,38 @@ std::pair<std::vector<ir::Value*>, bool> sameLayout(Translation& t,
   return {values, true};
 }
 
+// The fused activation of an operator whose options table has one (absent options: NONE).
+template <typename Options>
+fb::ActivationFunctionType activationOf(const Options* options) {
+  return options ? options->fused_activation_function() : fb::ActivationFunctionType::NONE;
+}
+
 }  // namespace
 
 fb::ActivationFunctionType fusedActivation(const OpView& v) {
   const fb::Operator& op = *v.op;
-  using A = fb::ActivationFunctionType;
   switch (v.code) {
     case 0:
-      return op.builtin_options_as_AddOptions()
-                 ? op.builtin_options_as_AddOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_AddOptions());
     case 41:
-      return op.builtin_options_as_SubOptions()
-                 ? op.builtin_options_as_SubOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_SubOptions());
     case 18:
-      return op.builtin_options_as_MulOptions()
-                 ? op.builtin_options_as_MulOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_MulOptions());
     case 3:
-      return op.builtin_options_as_Conv2DOptions()
-                 ? op.builtin_options_as_Conv2DOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_Conv2DOptions());
     case 4:
-      return op.builtin_options_as_DepthwiseConv2DOptions()
-                 ? op.builtin_options_as_DepthwiseConv2DOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_DepthwiseConv2DOptions());
     case 9:
-      return op.builtin_options_as_FullyConnectedOptions()
-                 ? op.builtin_options_as_FullyConnectedOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_FullyConnectedOptions());
     case 1:
     case 17:
-      return op.builtin_options_as_Pool2DOptions()
-                 ? op.builtin_options_as_Pool2DOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_Pool2DOptions());
     case 2:
-      return op.builtin_options_as_ConcatenationOptions()
-                 ? op.builtin_options_as_ConcatenationOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_ConcatenationOptions());
     case 67:
-      return op.builtin_options_as_TransposeConvOptions()
-                 ? op.builtin_options_as_TransposeConvOptions()->fused_activation_function()
-                 : A::NONE;
+      return activationOf(op.builtin_options_as_TransposeConvOptions());
     default:
-      return A::NONE;
+      return fb::ActivationFunctionType::NONE;
   }
 }
 
