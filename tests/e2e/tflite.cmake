@@ -52,6 +52,15 @@ add_test(NAME e2e.tflite.cli.quantized_int8
                  "--expected=1x2x2x2xi8=1 1 3 10 12 1 127 1"
                  "--expected=1x2x2x4xi8=-12 -2 0 0 4 18 4 18 22 -128 22 0 127 0 127 0"
                  "--expected=1x2x2x2xi8=33 -2 1 78 118 127 127 -3")
+# int8 MEAN over H and W (no test-data model uses it): equal parameters give TFLM's
+# truncating integer mean (137/4 -> 34, -117/4 -> -29); scale 0.5 -> 1.0 with zero point
+# 1 -> 0 rescales the real means 16.625 and -15.125 (-> 17, -15).
+add_test(NAME e2e.tflite.cli.mean_int8
+         COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/mean_int8
+                 --json ${CMAKE_CURRENT_SOURCE_DIR}/tflite_models/mean_int8.json
+                 "--input=1x2x2x2xi8=-5 0 3 10 12 -128 127 1"
+                 "--expected=1x1x1x2xi8=34 -29"
+                 "--expected=1x1x1x2xi8=17 -15")
 # PADV2 with a scalar pad value, SQUEEZE, RELU_N1_TO_1 (float).
 add_test(NAME e2e.tflite.cli.padv2_squeeze_float
          COMMAND ${_tflite_cli} --work ${_tflite_cli_work}/padv2_squeeze_float
@@ -70,7 +79,8 @@ add_test(NAME e2e.tflite.cli.mutated_models
                  --count 20)
 set_tests_properties(e2e.tflite.cli.transpose_conv_float e2e.tflite.cli.layouts_float
                      e2e.tflite.cli.elementwise_float e2e.tflite.cli.quantized_int8
-                     e2e.tflite.cli.padv2_squeeze_float e2e.tflite.cli.unsupported_operator
+                     e2e.tflite.cli.mean_int8 e2e.tflite.cli.padv2_squeeze_float
+                     e2e.tflite.cli.unsupported_operator
                      e2e.tflite.cli.truncated_model e2e.tflite.cli.mutated_models
                      PROPERTIES LABELS "e2e;e2e-tflite" TIMEOUT 300)
 

@@ -273,6 +273,7 @@ void translateSoftmax(Translation& t, const OpView& v) {
 }
 
 void translateMean(Translation& t, const OpView& v) {
+  if (isQuantizedType(t.tensorType(v.input(0)))) return translateQuantizedMean(t, v);
   ir::TensorType x = t.tensorType(v.input(0));
   if (x.dtype != ir::DType::F32)
     t.fail("MEAN on " + std::string(ir::dtypeName(x.dtype)) + " data is not supported");

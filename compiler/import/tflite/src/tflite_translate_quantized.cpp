@@ -161,6 +161,23 @@ void translateQuantizedPool(Translation& t, const OpView& v) {
   t.define(v.outputs[0], emitQuantized(t, v, kind, {t.nhwc(v.input(0))}, attrs));
 }
 
+// MEAN on int8/int16 data: QMean over the NHWC axes (TFLM's integer mean when the input and
+// output parameters are equal, its float rescale otherwise; docs/quantization.md).
+void translateQuantizedMean(Translation& t, const OpView& v) {
+  requireQuantized(t, v.input(0), "input");
+  ir::TensorType x = t.tensorType(v.input(0));
+  std::vector<int64_t> axes = t.constantInts(v.input(1), "axis");
+  for (int64_t& a : axes) {
+    if (a < 0) a += x.rank();
+    if (a < 0 || a >= x.rank()) t.fail("axis out of range");
+  }
+  const auto* o = v.op->builtin_options_as_ReducerOptions();
+  ir::AttributeMap attrs;
+  attrs.set("axes", axes);
+  attrs.set("keepdims", int64_t(o && o->keep_dims() ? 1 : 0));
+  t.define(v.outputs[0], emitQuantized(t, v, OpKind::QMean, {t.nhwc(v.input(0))}, attrs));
+}
+
 void translateQuantizedSoftmax(Translation& t, const OpView& v) {
   requireQuantized(t, v.input(0), "input");
   const auto* o = v.op->builtin_options_as_SoftmaxOptions();

@@ -134,6 +134,7 @@ void translateQuantizedFullyConnected(Translation&, const OpView&);
 void translateQuantizedBinary(Translation&, const OpView&);
 void translateQuantizedPool(Translation&, const OpView&);
 void translateQuantizedSoftmax(Translation&, const OpView&);
+void translateQuantizedMean(Translation&, const OpView&);
 void translateQuantizedActivation(Translation&, const OpView&);
 void translateQuantizedTransposeConv(Translation&, const OpView&);
 
