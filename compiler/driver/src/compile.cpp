@@ -1,15 +1,19 @@
 // The whole compiler pipeline, in order, in one place:
 //
-//   1. import     model file -> ir::Graph            (import/onnx: checker, --input-shape,
-//                                                      shape inference, opset conversion)
+//   1. import     model file -> ir::Graph            (by extension: import/onnx — checker,
+//                                                      --input-shape, shape inference, opset
+//                                                      conversion; import/tflite — verified
+//                                                      flatbuffer, float and quantized ops)
 //   2. passes     ir::Graph -> ir::DispatchGraph     (passes/pipeline: canonicalize, fold,
-//                                                      form dispatches, schedule, plan memory)
+//                                                      form dispatches and views, fuse unless
+//                                                      --fusion=none, schedule, plan memory)
 //   3. codegen    dispatches -> kernel library       (codegen/llvm: one kernel per dispatch,
 //                                                      identical kernels merged, in-process lld)
 //   4. emit       everything -> artifact bytes       (emit: META, COMMANDS, CONSTANTS,
 //                                                      KERNELS, DEBUG)
-//   5. write      the .kiln file (and the external constants file; for microcontroller
-//                 targets the kernels' relocatable object, which the firmware links)
+//   5. write      the .kiln file and the external constants file; with
+//                 --output-format=static-lib instead OUT.o (kernels + artifact bytes) and
+//                 OUT.h (symbols, footprint, stack bound) for a firmware
 #include "kiln/driver/compile.h"
 
 #include <algorithm>
