@@ -1,10 +1,15 @@
 // Matrix products: ONNX MatMul (batched, numpy broadcasting of the batch axes) and Gemm
 // (transposes, alpha, beta, a bias C broadcast to the result), with a fused activation.
-// Plain form: each workgroup item is one output row; the row is accumulated in place as
-// row += A[m, k] * B[k, :], which vectorises over the columns. Tiling comes later.
+// Targets with vector registers: register tiles (matmul_tiles.h). A work item is one tile
+// (batch, column block, row block; the row blocks innermost, so consecutive items reuse one
+// block of B); scale, bias and the fused epilogue are applied to the accumulators before their
+// only store. Products neither tile form covers (Gemm with transA and transB) and targets
+// without vectors (microcontrollers: code size) keep the plain form: each workgroup item is
+// one output row, accumulated in place as row += A[m, k] * B[k, :].
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
+#include "matmul_tiles.h"
 
 namespace kiln::codegen::detail {
 
@@ -42,6 +47,51 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   for (int64_t e : batchShape) batches *= e;
   const int64_t rows = batches * M;
   FusedEpilogue epilogue(kb);
+
+  if (std::optional<TilePlan> plan =
+          planMatMulTiles(M, N, K, aM, aK, bK, bN, kb.target().vectorLanes)) {
+    const int64_t mTiles = tileCount(M, plan->mr), nTiles = tileCount(N, plan->nr);
+    const int64_t items = batches * nTiles * mTiles;
+    const int64_t biasStep = hasBias ? cStrides.back() : 0;
+    kb.forWorkgroupShare(items, [&](llvm::Value* item) {
+      llvm::Value* mTile = b.CreateURem(item, kb.index(mTiles));
+      llvm::Value* rest = b.CreateUDiv(item, kb.index(mTiles));
+      llvm::Value* nTile = b.CreateURem(rest, kb.index(nTiles));
+      llvm::Value* batch = b.CreateUDiv(rest, kb.index(nTiles));
+      std::vector<llvm::Value*> batchCoords =
+          batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, batchShape);
+      MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, aBatch), aM, aK};
+      MatOperand bm{kb.bindingPointer(1), kb.linearize(batchCoords, bBatch), bK, bN};
+      forTileSizes(kb, *plan, M, N, mTile, nTile,
+                   [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
+        TileRows tile = accumulateTile(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K);
+        for (int64_t i = 0; i < tileRows; ++i) {
+          llvm::Value* m = b.CreateAdd(m0, kb.index(i));
+          llvm::Value* rowStart =
+              b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(M)), m), kb.index(N));
+          llvm::Value* biasRow = nullptr;
+          if (hasBias) {
+            std::vector<llvm::Value*> coords = batchCoords;
+            coords.push_back(m);
+            coords.push_back(kb.index(0));
+            biasRow = kb.linearize(coords, cStrides);
+          }
+          FusedEpilogue::Row epilogueRow;
+          if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
+          for (const TileVector& run : tile[size_t(i)]) {
+            llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+            llvm::Value* v = run.value;
+            llvm::Value* biasAt =
+                hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
+            v = scaleAndBias(kb, v, run.valid, d.alpha, hasBias ? 2 : -1, biasAt, biasStep, d.beta);
+            v = epilogueVector(kb, epilogue, v, run.valid, epilogueRow, column);
+            storeLanes(kb, kb.bindingPointer(out), b.CreateAdd(rowStart, column), v, run.valid);
+          }
+        }
+      });
+    });
+    return workgroupsFor(items, plan->mr * plan->nr * K);
+  }
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     llvm::Value* batch = b.CreateUDiv(row, kb.index(M));
     llvm::Value* m = b.CreateURem(row, kb.index(M));

@@ -2,11 +2,38 @@
 // workgroup item is one row m. The first product's row H[m, :] (N1 values) is accumulated in a
 // stack buffer, scaled, biased and passed through the epilogue chain there, then multiplied by
 // the second weights into the output row. The hidden row never reaches memory.
+// On targets with vector registers both products are batch-1 register tiles (matmul_tiles.h):
+// the scale, bias and epilogue are applied to the accumulators, which are stored once into the
+// buffer (first product) or the output row (second).
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
+#include "matmul_tiles.h"
 
 namespace kiln::codegen::detail {
+namespace {
+
+// One row of a product as batch-1 tiles: for each column tile, the tile's vectors go through
+// finish(vector, valid, column) and are stored at out[outStart + column].
+void emitRowProduct(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                    const MatOperand& bm, int64_t N, int64_t K, llvm::Value* outPtr,
+                    llvm::Value* outStart,
+                    const std::function<llvm::Value*(llvm::Value*, unsigned, llvm::Value*)>& finish) {
+  llvm::IRBuilder<>& b = kb.b();
+  kb.forRange(0, tileCount(N, plan.nr), [&](llvm::Value* nTile) {
+    forTileSizes(kb, plan, 1, N, kb.index(0), nTile,
+                 [&](llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols) {
+      TileRows tile = accumulateTile(kb, plan, a, bm, m0, n0, rows, cols, K);
+      for (const TileVector& run : tile[0]) {
+        llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+        llvm::Value* v = finish(run.value, run.valid, column);
+        storeLanes(kb, outPtr, b.CreateAdd(outStart, column), v, run.valid);
+      }
+    });
+  });
+}
+
+}  // namespace
 
 uint32_t emitMatMulChain(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
@@ -34,6 +61,41 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
     return b.CreateInBoundsGEP(floatTy, hidden, n);
   };
   FusedEpilogue epilogue(kb);
+
+  const unsigned lanes = kb.target().vectorLanes;
+  std::optional<TilePlan> first = planMatMulTiles(1, N1, K, aM, aK, bK, bN, lanes);
+  std::optional<TilePlan> second = planMatMulTiles(1, N2, N1, N1, 1, tK, tN, lanes);
+  if (first && second) {
+    const int64_t biasStep = hasBias ? biasStrides.back() : 0;
+    const int64_t tailStep = d.tailBias >= 0 ? tailBiasStrides.back() : 0;
+    kb.forWorkgroupShare(M, [&](llvm::Value* m) {
+      MatOperand a{kb.bindingPointer(0), b.CreateMul(m, kb.index(aM)), aM, aK};
+      MatOperand w{kb.bindingPointer(1), kb.index(0), bK, bN};
+      FusedEpilogue::Row row;
+      if (!epilogue.empty()) row = epilogue.row(b.CreateMul(m, kb.index(N1)));
+      llvm::Value* biasRow = hasBias ? kb.linearize({m, kb.index(0)}, biasStrides) : nullptr;
+      emitRowProduct(kb, *first, a, w, N1, K, hidden, kb.index(0),
+                     [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
+        llvm::Value* at =
+            hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
+        v = scaleAndBias(kb, v, valid, d.alpha, hasBias ? 2 : -1, at, biasStep, d.beta);
+        return epilogueVector(kb, epilogue, v, valid, row, column);
+      });
+      MatOperand h{hidden, kb.index(0), N1, 1};
+      MatOperand w2{kb.bindingPointer(tailB), kb.index(0), tK, tN};
+      llvm::Value* tailRow =
+          d.tailBias >= 0 ? kb.linearize({m, kb.index(0)}, tailBiasStrides) : nullptr;
+      emitRowProduct(kb, *second, h, w2, N2, N1, kb.bindingPointer(out),
+                     b.CreateMul(m, kb.index(N2)),
+                     [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
+        llvm::Value* at = d.tailBias >= 0
+                              ? b.CreateAdd(tailRow, b.CreateMul(column, kb.index(tailStep)))
+                              : nullptr;
+        return scaleAndBias(kb, v, valid, d.tailAlpha, d.tailBias, at, tailStep, d.tailBeta);
+      });
+    });
+    return workgroupsFor(M, N1 * (K + N2));
+  }
 
   kb.forWorkgroupShare(M, [&](llvm::Value* m) {
     kb.forRange(0, N1, [&](llvm::Value* n) { b.CreateStore(kb.f32(0.0f), hiddenAt(n)); });

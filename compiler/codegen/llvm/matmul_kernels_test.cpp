@@ -1,0 +1,260 @@
+// Matrix-product kernels (emit_matmul.cpp, emit_matmul_chain.cpp, matmul_tiles.cpp): the
+// register-tiled forms on the host's vectors (and on 4-lane SSE, and the plain loops of a
+// microcontroller target where they differ) against a straightforward double-precision
+// reference: batch-1 products, edge tiles in both directions, long and short K, transposes,
+// alpha/beta, every bias broadcast form, batched MatMul with broadcast batch axes, fused
+// epilogues and fused two-product chains. Every case runs with several workgroup splits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+using testing::product;
+using testing::randomFloats;
+using testing::runKernel;
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+void expectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+// Y = act(alpha * op(A) op(B) + beta * C), A and B with optional (broadcast) batch axes.
+struct Product {
+  std::vector<int64_t> aBatch, bBatch;
+  int64_t M, N, K;
+  bool transA = false, transB = false;
+  float alpha = 1.0f, beta = 1.0f;
+  std::vector<int64_t> bias;  // shape of C (empty: none)
+  Activation act = Activation::None;
+};
+
+std::vector<int64_t> broadcastBatch(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t x = i + a.size() >= out.size() ? a[i + a.size() - out.size()] : 1;
+    int64_t y = i + b.size() >= out.size() ? b[i + b.size() - out.size()] : 1;
+    out[i] = std::max(x, y);
+  }
+  return out;
+}
+
+// Index of `coords` (of `shape`) in a buffer of `from` broadcast to `shape`.
+int64_t broadcastIndex(const std::vector<int64_t>& coords, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& from) {
+  int64_t index = 0;
+  size_t skip = shape.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    index = index * from[i] + (from[i] == 1 ? 0 : coords[skip + i]);
+  return index;
+}
+
+std::vector<float> referenceProduct(const Product& p, const std::vector<float>& a,
+                                    const std::vector<float>& b, const std::vector<float>& c) {
+  std::vector<int64_t> batch = broadcastBatch(p.aBatch, p.bBatch);
+  std::vector<int64_t> aBatchDims = p.aBatch, bBatchDims = p.bBatch;
+  int64_t batches = product(batch);
+  std::vector<int64_t> outShape = batch;
+  outShape.push_back(p.M);
+  outShape.push_back(p.N);
+  std::vector<float> y(size_t(batches * p.M * p.N));
+  for (int64_t t = 0; t < batches; ++t) {
+    std::vector<int64_t> coords(batch.size());
+    for (int64_t r = t, i = int64_t(batch.size()) - 1; i >= 0; --i) {
+      coords[size_t(i)] = r % batch[size_t(i)];
+      r /= batch[size_t(i)];
+    }
+    int64_t aOff = broadcastIndex(coords, batch, aBatchDims) * p.M * p.K;
+    int64_t bOff = broadcastIndex(coords, batch, bBatchDims) * p.K * p.N;
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < p.K; ++k) {
+          double av = a[size_t(aOff + (p.transA ? k * p.M + m : m * p.K + k))];
+          double bv = b[size_t(bOff + (p.transB ? n * p.K + k : k * p.N + n))];
+          acc += av * bv;
+        }
+        double v = p.alpha * acc;
+        if (!p.bias.empty()) {
+          std::vector<int64_t> full = coords;
+          full.push_back(m);
+          full.push_back(n);
+          v += p.beta * c[size_t(broadcastIndex(full, outShape, p.bias))];
+        }
+        float f = float(v);
+        if (p.act == Activation::Relu) f = std::max(f, 0.0f);
+        if (p.act == Activation::Sigmoid) f = float(1.0 / (1.0 + std::exp(-v)));
+        y[size_t((t * p.M + m) * p.N + n)] = f;
+      }
+  }
+  return y;
+}
+
+KernelDesc productDesc(const Product& p) {
+  KernelDesc d;
+  d.kind = KernelKind::MatMul;
+  d.name = "product";
+  std::vector<int64_t> a = p.aBatch, b = p.bBatch;
+  a.push_back(p.transA ? p.K : p.M);
+  a.push_back(p.transA ? p.M : p.K);
+  b.push_back(p.transB ? p.N : p.K);
+  b.push_back(p.transB ? p.K : p.N);
+  d.inputs = {f32(a), f32(b)};
+  if (!p.bias.empty()) d.inputs.push_back(f32(p.bias));
+  std::vector<int64_t> out = broadcastBatch(p.aBatch, p.bBatch);
+  out.push_back(p.M);
+  out.push_back(p.N);
+  d.output = f32(out);
+  d.transA = p.transA;
+  d.transB = p.transB;
+  d.alpha = p.alpha;
+  d.beta = p.beta;
+  d.epilogue.act = p.act;
+  return d;
+}
+
+void checkProduct(const Product& p, const std::string& target = "host") {
+  KernelDesc d = productDesc(p);
+  auto a = randomFloats(size_t(product(d.inputs[0].shape)), 11);
+  auto b = randomFloats(size_t(product(d.inputs[1].shape)), 12);
+  std::vector<float> c;
+  std::vector<std::vector<float>> inputs = {a, b};
+  if (!p.bias.empty()) inputs.push_back(c = randomFloats(size_t(product(p.bias)), 13));
+  expectClose(runKernel(d, inputs, {1, 2, 3, 16}, target), referenceProduct(p, a, b, c));
+}
+
+TEST(MatMulKernels, BatchOneWithTransposedWeights) {
+  // torch's Linear: weights [N][K], dot-product tiles of 8 columns (N 37: an edge of 5),
+  // K 300 (a masked K tail of 4 lanes).
+  checkProduct({{}, {}, 1, 37, 300, false, true, 1.0f, 1.0f, {37}, Activation::None});
+  checkProduct({{}, {}, 1, 8, 16, false, true, 1.0f, 1.0f, {1, 8}, Activation::Relu});
+  checkProduct({{}, {}, 1, 3, 5, false, true, 2.0f, 0.5f, {1}, Activation::None});
+}
+
+TEST(MatMulKernels, BatchOneWithRowMajorWeights) {
+  // Broadcast tiles of 4 vectors; N 203 leaves a tile of 11 columns (a masked vector).
+  checkProduct({{}, {}, 1, 203, 77, false, false, 1.0f, 1.0f, {203}, Activation::Relu});
+  checkProduct({{}, {}, 1, 64, 1, false, false, 0.5f, 1.0f, {}, Activation::None});
+}
+
+TEST(MatMulKernels, TallProductsWithEdgeTiles) {
+  // 6 x 16 broadcast tiles: M 13 (an edge of 1 row), N 45 (13 columns), scales and a full C.
+  checkProduct({{}, {}, 13, 45, 129, false, false, 0.5f, 2.0f, {13, 45}, Activation::Relu});
+  // 2 x 4 dot tiles: M 7, N 11, K 70 (tail 6); C broadcast along the rows.
+  checkProduct({{}, {}, 7, 11, 70, false, true, 1.0f, -1.0f, {7, 1}, Activation::None});
+  // Three rows (a 3 x 16 tile), N below one vector.
+  checkProduct({{}, {}, 3, 5, 9, false, false, 1.0f, 1.0f, {5}, Activation::None});
+}
+
+TEST(MatMulKernels, TransposedA) {
+  checkProduct({{}, {}, 9, 17, 20, true, false, 1.5f, 1.0f, {17}, Activation::None});
+  checkProduct({{}, {}, 1, 12, 33, true, false, 1.0f, 1.0f, {}, Activation::None});
+  // transA and transB together: neither tile form, the plain loops.
+  checkProduct({{}, {}, 5, 6, 7, true, true, 0.5f, 2.0f, {6}, Activation::Relu});
+}
+
+TEST(MatMulKernels, BatchedWithBroadcastBatchAxes) {
+  // [2,1,5,24] x [3,24,19] -> [2,3,5,19]
+  checkProduct({{2, 1}, {3}, 5, 19, 24, false, false, 1.0f, 1.0f, {}, Activation::None});
+  // Attention scores: Q [2,4,7,16] x K^T with K stored [2,4,7,16] (transB): dot tiles.
+  checkProduct({{2, 4}, {2, 4}, 7, 7, 16, false, true, 1.0f, 1.0f, {}, Activation::None});
+  // A matrix times a batch of matrices, and a batched column.
+  checkProduct({{}, {4}, 6, 10, 8, false, false, 1.0f, 1.0f, {}, Activation::None});
+  checkProduct({{3}, {}, 6, 1, 33, false, false, 1.0f, 1.0f, {}, Activation::None});
+}
+
+TEST(MatMulKernels, PolynomialActivationLaneByLane) {
+  checkProduct({{}, {}, 2, 21, 19, false, true, 1.0f, 1.0f, {21}, Activation::Sigmoid});
+  checkProduct({{}, {}, 4, 21, 19, false, false, 1.0f, 1.0f, {21}, Activation::Sigmoid});
+}
+
+TEST(MatMulKernels, FourLaneVectors) {
+  checkProduct({{}, {}, 1, 37, 30, false, true, 1.0f, 1.0f, {37}, Activation::Relu}, "x86_64");
+  checkProduct({{}, {}, 8, 19, 30, false, false, 1.0f, 1.0f, {19}, Activation::None}, "x86_64");
+}
+
+TEST(MatMulKernels, FusedResidualChainOnAccumulators) {
+  // Y = A x B + C, then + R (a fused Add reading an [M, N] input): the chain evaluates on the
+  // accumulator vectors, including the masked edge vector.
+  for (bool transB : {false, true}) {
+    const int64_t M = 3, N = 27, K = 12;
+    Product p{{}, {}, M, N, K, false, transB, 1.0f, 1.0f, {N}, Activation::None};
+    KernelDesc d = productDesc(p);
+    d.inputs.push_back(f32({M, N}));
+    ElementwiseExpr& e = d.epilogue.chain;
+    int32_t result = int32_t(e.nodes.size());
+    e.nodes.push_back({ExprOp::Result, ElemType::F32});
+    e.addBinary(ExprOp::Add, result, e.addInput(3, ElemType::F32));
+    d.epilogue.inputCount = 1;
+    d.epilogue.shape = d.output.shape;
+    auto a = randomFloats(size_t(M * K), 21), b = randomFloats(size_t(K * N), 22);
+    auto c = randomFloats(size_t(N), 23), r = randomFloats(size_t(M * N), 24);
+    std::vector<float> want = referenceProduct(p, a, b, c);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
+    expectClose(runKernel(d, {a, b, c, r}, {1, 2, 7}), want);
+  }
+}
+
+// A fused MLP head: Y = tailAlpha * act(alpha * A op(W1) + beta * c1) op(W2) + tailBeta * c2.
+void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB,
+                const std::string& target = "host") {
+  KernelDesc d;
+  d.kind = KernelKind::MatMul;
+  d.name = "mlp";
+  d.inputs = {f32({M, K}), f32(transB ? std::vector<int64_t>{N1, K} : std::vector<int64_t>{K, N1}),
+              f32({N1}),
+              f32(tailTransB ? std::vector<int64_t>{N2, N1} : std::vector<int64_t>{N1, N2}),
+              f32({N2})};
+  d.output = f32({M, N2});
+  d.transB = transB;
+  d.alpha = 0.75f;
+  d.epilogue.act = Activation::Relu;
+  d.epilogue.inputCount = 2;  // the second product's weights and bias
+  d.epilogue.shape = {M, N1};
+  d.tailB = 3;
+  d.tailBias = 4;
+  d.tailTransB = tailTransB;
+  d.tailAlpha = 1.5f;
+  d.tailBeta = 0.5f;
+  auto a = randomFloats(size_t(M * K), 31), w1 = randomFloats(size_t(K * N1), 32);
+  auto c1 = randomFloats(size_t(N1), 33), w2 = randomFloats(size_t(N1 * N2), 34);
+  auto c2 = randomFloats(size_t(N2), 35);
+  std::vector<float> want(size_t(M * N2));
+  for (int64_t m = 0; m < M; ++m) {
+    std::vector<double> h(static_cast<size_t>(N1));
+    for (int64_t j = 0; j < N1; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += double(a[size_t(m * K + k)]) * w1[size_t(transB ? j * K + k : k * N1 + j)];
+      h[size_t(j)] = std::max(0.0, 0.75 * acc + c1[size_t(j)]);
+    }
+    for (int64_t n = 0; n < N2; ++n) {
+      double acc = 0;
+      for (int64_t j = 0; j < N1; ++j)
+        acc += h[size_t(j)] * w2[size_t(tailTransB ? n * N1 + j : j * N2 + n)];
+      want[size_t(m * N2 + n)] = float(1.5 * acc + 0.5 * c2[size_t(n)]);
+    }
+  }
+  expectClose(runKernel(d, {a, w1, c1, w2, c2}, {1, 2, 5}, target), want);
+}
+
+TEST(MatMulKernels, FusedChainsBatchOne) {
+  checkChain(1, 200, 37, 10, true, true);    // torch's MLP head: both transposed
+  checkChain(1, 50, 64, 3, false, false);    // row-major weights, N2 below a vector
+  checkChain(1, 17, 5, 12, true, false);     // hidden row shorter than a vector
+}
+
+TEST(MatMulKernels, FusedChainsSeveralRows) {
+  checkChain(3, 40, 19, 10, true, true);
+  checkChain(4, 9, 33, 21, false, true);
+  checkChain(2, 30, 12, 7, true, true, "x86_64");
+}
+
+}  // namespace
+}  // namespace kiln::codegen

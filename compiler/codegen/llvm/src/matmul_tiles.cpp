@@ -1,0 +1,269 @@
+// Register tiles for matrix products (see matmul_tiles.h).
+#include "matmul_tiles.h"
+
+#include <algorithm>
+
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+
+std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t aStrideM,
+                                        int64_t aStrideK, int64_t bStrideK, int64_t bStrideN,
+                                        unsigned lanes) {
+  (void)aStrideM;
+  if (lanes < 4 || M < 1 || N < 1 || K < 1) return std::nullopt;
+  TilePlan plan;
+  plan.lanes = lanes;
+  const bool dot = aStrideK == 1 && bStrideK == 1;
+  const bool broadcast = bStrideN == 1;
+  if (dot && (!broadcast || N < int64_t(lanes))) {
+    // MR x NR dot products of V partial sums each: 8 accumulators either way, enough to
+    // cover the multiply-add latency; a batch-1 product streams 8 weight rows at once.
+    plan.form = TileForm::Dot;
+    plan.mr = M == 1 ? 1 : 2;
+    plan.nr = M == 1 ? 8 : 4;
+    return plan;
+  }
+  if (!broadcast) return std::nullopt;
+  // MR x NV vectors of accumulators, NV vectors of B and one broadcast of A in registers:
+  // 6 x 2 (15 of 16 ymm registers) for tall products, 1-2 x 4 for short ones.
+  plan.form = TileForm::Broadcast;
+  plan.mr = M <= 2 ? M : std::min<int64_t>(M, 6);
+  plan.nr = (M <= 2 ? 4 : 2) * int64_t(lanes);
+  return plan;
+}
+
+int64_t tileCount(int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; }
+
+namespace {
+
+llvm::Value* elementPointer(KernelBuilder& kb, llvm::Value* ptr, llvm::Value* index,
+                            bool inBounds) {
+  llvm::IRBuilder<>& b = kb.b();
+  return inBounds ? b.CreateInBoundsGEP(b.getFloatTy(), ptr, index)
+                  : b.CreateGEP(b.getFloatTy(), ptr, index);
+}
+
+// Accumulator slots (promoted to registers by the optimiser), zeroed.
+std::vector<std::vector<llvm::Value*>> zeroSlots(KernelBuilder& kb, int64_t rows, int64_t count,
+                                                 unsigned lanes) {
+  llvm::IRBuilder<>& b = kb.b();
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  std::vector<std::vector<llvm::Value*>> slots(static_cast<size_t>(rows));
+  for (auto& row : slots) {
+    for (int64_t j = 0; j < count; ++j) {
+      llvm::Value* slot = kb.local(vecTy, "acc");
+      b.CreateStore(llvm::Constant::getNullValue(vecTy), slot);
+      row.push_back(slot);
+    }
+  }
+  return slots;
+}
+
+TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                       const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
+                       int64_t cols, int64_t K) {
+  llvm::IRBuilder<>& b = kb.b();
+  const unsigned lanes = plan.lanes;
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  const int64_t vectors = tileCount(cols, lanes);
+  auto validLanes = [&](int64_t j) {
+    return unsigned(std::min<int64_t>(lanes, cols - j * int64_t(lanes)));
+  };
+  auto slots = zeroSlots(kb, rows, vectors, lanes);
+  std::vector<llvm::Value*> aRows;
+  for (int64_t i = 0; i < rows; ++i) {
+    aRows.push_back(b.CreateAdd(
+        a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
+  }
+  llvm::Value* bStart = b.CreateAdd(bm.offset, n0);
+  kb.forRange(0, K, [&](llvm::Value* k) {
+    llvm::Value* bRow = b.CreateAdd(bStart, b.CreateMul(k, kb.index(bm.rowStride)));
+    std::vector<llvm::Value*> bv;
+    for (int64_t j = 0; j < vectors; ++j) {
+      bv.push_back(loadLanes(kb, bm.ptr, b.CreateAdd(bRow, kb.index(j * lanes)), lanes,
+                             validLanes(j)));
+    }
+    llvm::Value* aColumn = b.CreateMul(k, kb.index(a.colStride));
+    for (int64_t i = 0; i < rows; ++i) {
+      llvm::Value* at = elementPointer(kb, a.ptr, b.CreateAdd(aRows[size_t(i)], aColumn), true);
+      llvm::Value* av = b.CreateVectorSplat(lanes, b.CreateLoad(b.getFloatTy(), at));
+      for (int64_t j = 0; j < vectors; ++j) {
+        llvm::Value* slot = slots[size_t(i)][size_t(j)];
+        llvm::Value* acc = b.CreateLoad(vecTy, slot);
+        b.CreateStore(b.CreateFAdd(acc, b.CreateFMul(av, bv[size_t(j)])), slot);
+      }
+    }
+  });
+  TileRows result(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < vectors; ++j) {
+      result[size_t(i)].push_back(
+          {b.CreateLoad(vecTy, slots[size_t(i)][size_t(j)]), j * lanes, validLanes(j)});
+    }
+  }
+  return result;
+}
+
+TileRows dotTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                 const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
+                 int64_t cols, int64_t K) {
+  llvm::IRBuilder<>& b = kb.b();
+  const unsigned lanes = plan.lanes;
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  auto slots = zeroSlots(kb, rows, cols, lanes);
+  std::vector<llvm::Value*> aRows, bRows;
+  for (int64_t i = 0; i < rows; ++i) {
+    aRows.push_back(b.CreateAdd(
+        a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    bRows.push_back(b.CreateAdd(
+        bm.offset, b.CreateMul(b.CreateAdd(n0, kb.index(j)), kb.index(bm.colStride))));
+  }
+  // One step over `valid` consecutive k from `k`: MR + NR vector loads, MR x NR multiply-adds.
+  auto step = [&](llvm::Value* k, unsigned valid) {
+    std::vector<llvm::Value*> av, bv;
+    for (llvm::Value* row : aRows)
+      av.push_back(loadLanes(kb, a.ptr, b.CreateAdd(row, k), lanes, valid));
+    for (llvm::Value* row : bRows)
+      bv.push_back(loadLanes(kb, bm.ptr, b.CreateAdd(row, k), lanes, valid));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        llvm::Value* slot = slots[size_t(i)][size_t(j)];
+        llvm::Value* acc = b.CreateLoad(vecTy, slot);
+        b.CreateStore(b.CreateFAdd(acc, b.CreateFMul(av[size_t(i)], bv[size_t(j)])), slot);
+      }
+    }
+  };
+  const int64_t full = K / lanes, tail = K % lanes;
+  if (full > 0) {
+    kb.forRange(0, full, [&](llvm::Value* kk) { step(b.CreateMul(kk, kb.index(lanes)), lanes); });
+  }
+  if (tail > 0) step(kb.index(full * lanes), unsigned(tail));
+  // Horizontal sums (in any order), gathered into one vector of the row's columns.
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b);
+  llvm::FastMathFlags flags = b.getFastMathFlags();
+  flags.setAllowReassoc(true);
+  b.setFastMathFlags(flags);
+  auto* rowTy = llvm::FixedVectorType::get(b.getFloatTy(), unsigned(cols));
+  TileRows result(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) {
+    llvm::Value* row = llvm::PoisonValue::get(rowTy);
+    for (int64_t j = 0; j < cols; ++j) {
+      llvm::Value* acc = b.CreateLoad(vecTy, slots[size_t(i)][size_t(j)]);
+      row = b.CreateInsertElement(row, b.CreateFAddReduce(kb.f32(0.0f), acc), uint64_t(j));
+    }
+    result[size_t(i)].push_back({row, 0, unsigned(cols)});
+  }
+  return result;
+}
+
+}  // namespace
+
+TileRows accumulateTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                        const MatOperand& b, llvm::Value* m0, llvm::Value* n0, int64_t rows,
+                        int64_t cols, int64_t K) {
+  if (plan.form == TileForm::Dot) return dotTile(kb, plan, a, b, m0, n0, rows, cols, K);
+  return broadcastTile(kb, plan, a, b, m0, n0, rows, cols, K);
+}
+
+void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N,
+                  llvm::Value* mTile, llvm::Value* nTile, const TileBody& body) {
+  llvm::IRBuilder<>& b = kb.b();
+  llvm::Value* m0 = b.CreateMul(mTile, kb.index(plan.mr));
+  llvm::Value* n0 = b.CreateMul(nTile, kb.index(plan.nr));
+  // Runs sized(full) for tiles before `fullCount`, sized(rest) for the edge tile.
+  auto split = [&](llvm::Value* tile, int64_t extent, int64_t size,
+                   const std::function<void(int64_t)>& sized) {
+    const int64_t fullCount = extent / size, rest = extent % size;
+    if (rest == 0) return sized(size);
+    if (fullCount == 0) return sized(rest);
+    llvm::Value* isFull = b.CreateICmpULT(tile, kb.index(fullCount));
+    kb.ifThen(isFull, [&] { sized(size); });
+    kb.ifThen(b.CreateNot(isFull), [&] { sized(rest); });
+  };
+  split(mTile, M, plan.mr, [&](int64_t rows) {
+    split(nTile, N, plan.nr, [&](int64_t cols) { body(m0, n0, rows, cols); });
+  });
+}
+
+// ---- Vector helpers ------------------------------------------------------------------------
+
+llvm::Value* laneMask(KernelBuilder& kb, unsigned lanes, unsigned valid) {
+  std::vector<llvm::Constant*> on;
+  for (unsigned j = 0; j < lanes; ++j) on.push_back(kb.b().getInt1(j < valid));
+  return llvm::ConstantVector::get(on);
+}
+
+llvm::Value* loadLanes(KernelBuilder& kb, llvm::Value* ptr, llvm::Value* index, unsigned lanes,
+                       unsigned valid) {
+  llvm::IRBuilder<>& b = kb.b();
+  auto* type = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  if (valid >= lanes)
+    return b.CreateAlignedLoad(type, elementPointer(kb, ptr, index, true), llvm::Align(4));
+  return b.CreateMaskedLoad(type, elementPointer(kb, ptr, index, false), llvm::Align(4),
+                            laneMask(kb, lanes, valid), llvm::Constant::getNullValue(type));
+}
+
+void storeLanes(KernelBuilder& kb, llvm::Value* ptr, llvm::Value* index, llvm::Value* vector,
+                unsigned valid) {
+  llvm::IRBuilder<>& b = kb.b();
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(vector->getType())->getNumElements();
+  if (valid >= lanes) {
+    b.CreateAlignedStore(vector, elementPointer(kb, ptr, index, true), llvm::Align(4));
+    return;
+  }
+  b.CreateMaskedStore(vector, elementPointer(kb, ptr, index, false), llvm::Align(4),
+                      laneMask(kb, lanes, valid));
+}
+
+llvm::Value* scaleAndBias(KernelBuilder& kb, llvm::Value* v, unsigned valid, float alpha,
+                          int biasBinding, llvm::Value* biasIndex, int64_t biasStep, float beta) {
+  llvm::IRBuilder<>& b = kb.b();
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  if (alpha != 1.0f) v = b.CreateFMul(v, b.CreateVectorSplat(lanes, kb.f32(alpha)));
+  if (biasBinding < 0) return v;
+  llvm::Value* bias = kb.bindingPointer(unsigned(biasBinding));
+  llvm::Value* c =
+      biasStep == 0
+          ? b.CreateVectorSplat(lanes, b.CreateLoad(b.getFloatTy(),
+                                                    elementPointer(kb, bias, biasIndex, true)))
+          : loadLanes(kb, bias, biasIndex, lanes, valid);
+  if (beta != 1.0f) c = b.CreateFMul(c, b.CreateVectorSplat(lanes, kb.f32(beta)));
+  return b.CreateFAdd(v, c);
+}
+
+llvm::Value* epilogueVector(KernelBuilder& kb, FusedEpilogue& epilogue, llvm::Value* v,
+                            unsigned valid, const FusedEpilogue::Row& row, llvm::Value* column) {
+  if (epilogue.empty()) return v;
+  llvm::IRBuilder<>& b = kb.b();
+  const Epilogue& e = kb.desc().epilogue;
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  if (epilogue.vectorizable()) {
+    return epilogue.applyVector(v, row, column,
+                                valid < lanes ? laneMask(kb, lanes, valid) : nullptr);
+  }
+  auto splat = [&](float x) { return b.CreateVectorSplat(lanes, kb.f32(x)); };
+  if (e.chain.nodes.empty()) {
+    switch (e.act) {
+      case Activation::Relu:
+        return kb.maxValue(v, splat(0.0f));
+      case Activation::Clip:
+        return kb.minValue(kb.maxValue(v, splat(e.alpha)), splat(e.beta));
+      case Activation::LeakyRelu:
+        return b.CreateSelect(b.CreateFCmpOLT(v, splat(0.0f)), b.CreateFMul(v, splat(e.alpha)), v);
+      default:
+        break;
+    }
+  }
+  // Lane by lane (polynomial activations, chains with strided inputs).
+  for (unsigned j = 0; j < valid; ++j) {
+    llvm::Value* x = b.CreateExtractElement(v, uint64_t(j));
+    x = epilogue.apply(x, row, b.CreateAdd(column, kb.index(j)));
+    v = b.CreateInsertElement(v, x, uint64_t(j));
+  }
+  return v;
+}
+
+}  // namespace kiln::codegen::detail
