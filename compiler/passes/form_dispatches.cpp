@@ -82,7 +82,8 @@ void checkStaticOperands(const ir::Op& op) {
       throw CompileError(
           what + "is the graph input '" + v->name() +
           "', whose contents are known only at run time; kiln needs static shapes: make it a "
-          "constant in the model (export with fixed shapes)");
+          "constant in the model (export with fixed shapes), or give its values when compiling: "
+          "--fix-input=" + v->name() + "=@VALUES.npy");
     throw CompileError(what +
                        "is computed at run time; kiln needs static shapes (fix the input "
                        "shapes with --input-shape)");

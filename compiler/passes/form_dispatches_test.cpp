@@ -76,7 +76,8 @@ TEST(FormDispatches, NonConstantStaticOperandIsAUserError) {
       "is the "
       "graph input 'shape', whose contents are known only at run time; kiln needs static shapes: "
       "make it a constant in the model "
-      "(export with fixed shapes)");
+      "(export with fixed shapes), or give its values when compiling: "
+      "--fix-input=shape=@VALUES.npy");
   EXPECT_EQ(formError(R"(graph @g {
   input %x : f32[6]
   input %s : f32[2]

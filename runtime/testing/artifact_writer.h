@@ -72,7 +72,7 @@ constexpr const char* kHostArchName = "x86_64";
 
 struct ArtifactSpec {
   uint16_t formatMajor = KILN_FORMAT_MAJOR;
-  uint16_t formatMinor = KILN_FORMAT_MINOR;
+  uint16_t formatMinor = 0;  // as the compiler writes it: 1 only when META uses f64
   uint8_t arch = kHostArch;
   uint8_t abi = kHostAbi;
   uint64_t cpuFeatures = 0;

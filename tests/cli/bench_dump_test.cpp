@@ -83,7 +83,7 @@ TEST(KilnHelp, VersionAndHelp) {
   CliResult version = runKiln({"--version"});
   EXPECT_EQ(version.exitCode, 0);
   EXPECT_TRUE(version.out.starts_with("kiln ")) << version.out;
-  EXPECT_NE(version.out.find("artifact format 1.0"), std::string::npos);
+  EXPECT_NE(version.out.find("artifact format 1.1"), std::string::npos);
   CliResult help = runKiln({"help"});
   EXPECT_EQ(help.exitCode, 0);
   for (const char* c : {"  compile ", "  run ", "  bench ", "  dump ", "  help "})

@@ -45,6 +45,9 @@ def main():
     for status in ("fail", "unsupported"):
         for case, detail in outcomes[status]:
             lines.append(f"  {status:11} {case}: {detail}")
+    for case, detail in outcomes["pass"]:  # passes that needed a compile flag (--fix-input)
+        if detail:
+            lines.append(f"  {'pass':11} {case}: {detail}")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(root, "summary.txt"), "w") as f:
         f.write(text)

@@ -2,8 +2,8 @@
 """Turns ONNX's backend test data into what `kiln run` reads, in the build tree.
 
 For every case SRC/<suite>/<case>/ (model.onnx + test_data_set_0/{input,output}_N.pb, read in
-place) writes DST/<suite>/<case>/case.json with the model's path, the operators it uses, and
-the inputs and expected outputs converted from TensorProto .pb to .npy (input_N.npy,
+place) writes DST/<suite>/<case>/case.json with the model's path, the operators it uses, the
+names of its graph inputs (in input_N order), and the inputs and expected outputs converted from TensorProto .pb to .npy (input_N.npy,
 output_N.npy next to case.json). Values that are not tensors (sequences, maps) or that NumPy
 cannot hold as numbers (strings) are not converted; case.json lists them under "problems".
 
@@ -53,6 +53,12 @@ def operatorsOf(model):
     return sorted(names)
 
 
+def inputNames(model):
+    """The graph inputs that are not initializers: what test_data_set_0/input_N.pb feed."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initializers]
+
+
 def prepareCase(case_dir, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     model_path = os.path.join(case_dir, "model.onnx")
@@ -61,7 +67,8 @@ def prepareCase(case_dir, out_dir):
     case = {"model": os.path.abspath(model_path), "ops": operatorsOf(model),
             "opset": max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                          default=0),
-            "inputs": [], "outputs": [], "problems": []}
+            "inputs": [], "outputs": [], "problems": [],
+            "input_names": inputNames(model)}
     for role in ("input", "output"):
         count = len(glob.glob(os.path.join(data_dir, f"{role}_*.pb")))
         for i in range(count):

@@ -1,6 +1,6 @@
-// `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]... [--strip]
-// [--external-constants=FILE] [--fusion=MODE] [--print-ir-after-all]`: a thin main over
-// kiln::driver.
+// `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]...
+// [--fix-input=NAME=@FILE.npy]... [--strip] [--external-constants=FILE] [--fusion=MODE]
+// [--print-ir-after-all]`: a thin main over kiln::driver.
 #include <cstdio>
 #include <iostream>
 
@@ -8,9 +8,47 @@
 #include "command.h"
 #include "kiln/codegen/target_config.h"
 #include "kiln/driver/compile.h"
+#include "npy.h"
 
 namespace kiln::cli {
 namespace {
+
+ir::DType irDType(ElementType type) {
+  switch (type) {
+    case ElementType::F32: return ir::DType::F32;
+    case ElementType::F16: return ir::DType::F16;
+    case ElementType::I8: return ir::DType::I8;
+    case ElementType::U8: return ir::DType::U8;
+    case ElementType::I16: return ir::DType::I16;
+    case ElementType::I32: return ir::DType::I32;
+    case ElementType::I64: return ir::DType::I64;
+    case ElementType::Bool: return ir::DType::Bool;
+    case ElementType::F64: return ir::DType::F64;
+  }
+  throw CliError("unknown element type");
+}
+
+// "--fix-input=NAME=@FILE.npy": the input's values from a .npy file (the last "=@" splits, so
+// names may contain '=').
+import::FixedInput parseFixedInput(const std::string& value) {
+  std::string flag = "--fix-input=" + value;
+  size_t split = value.rfind("=@");
+  if (split == std::string::npos || split == 0 || split + 2 == value.size())
+    throw CliError(flag + ": expected NAME=@FILE.npy, e.g. --fix-input=shape=@shape.npy");
+  import::FixedInput fixed;
+  fixed.name = value.substr(0, split);
+  fixed.flag = flag;
+  HostTensor tensor;
+  try {
+    tensor = readNpyFile(value.substr(split + 2));
+  } catch (const CliError& error) {
+    throw CliError(flag + ": " + error.what());
+  }
+  fixed.type.dtype = irDType(tensor.type);
+  fixed.type.shape = tensor.shape;
+  fixed.bytes = std::move(tensor.data);
+  return fixed;
+}
 
 int runCompile(const ParsedArgs& args) {
   driver::CompileOptions options;
@@ -19,6 +57,8 @@ int runCompile(const ParsedArgs& args) {
   if (!output) throw CliError("'kiln compile' needs an output file: -o OUT.kiln");
   options.outputPath = *output;
   options.inputShapes = args.values("input-shape");
+  for (const std::string& value : args.values("fix-input"))
+    options.fixedInputs.push_back(parseFixedInput(value));
   options.target.name = args.value("target").value_or(args.has("target-triple") ? "" : "host");
   options.target.triple = args.value("target-triple").value_or("");
   options.target.cpu = args.value("target-cpu").value_or("");
@@ -39,6 +79,10 @@ int runCompile(const ParsedArgs& args) {
   options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
   driver::CompileSummary summary = driver::compile(options);
+  for (const import::FixedInput& fixed : options.fixedInputs)
+    std::printf("%s: input '%s' is fixed to the %s values of %s; the artifact does not take it\n",
+                options.outputPath.c_str(), fixed.name.c_str(), fixed.type.toString().c_str(),
+                fixed.flag.substr(fixed.flag.rfind("=@") + 2).c_str());
   if (args.flag("verbose"))
     std::printf("%s: %llu bytes for %s (%s): %u dispatches, %u kernels, arena %llu bytes, "
                 "constants %llu bytes%s\n",
@@ -80,6 +124,9 @@ const Command& compileCommand() {
        {"target-features", FlagKind::Value, "FEATURES", "LLVM feature string, e.g. +avx2,-fma"},
        {"input-shape", FlagKind::Repeated, "NAME:DIMS",
         "static shape of a model input, e.g. input:1x3x224x224"},
+       {"fix-input", FlagKind::Repeated, "NAME=@FILE.npy",
+        "ONNX: make input NAME a constant with these values (e.g. an Expand or Reshape target "
+        "the model takes as an input); the artifact no longer has that input"},
        {"strip", FlagKind::Bool, "", "leave out DEBUG (dispatch and source node names)"},
        {"external-constants", FlagKind::Value, "FILE",
         "write the constants to FILE; the artifact keeps their size and hash"},

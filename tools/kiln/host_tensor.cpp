@@ -18,6 +18,7 @@ size_t elementSize(ElementType type) {
     case ElementType::I32: return 4;
     case ElementType::I64: return 8;
     case ElementType::Bool: return 1;
+    case ElementType::F64: return 8;
   }
   assert(false && "unknown element type");
   return 0;
@@ -33,6 +34,7 @@ std::string_view elementTypeName(ElementType type) {
     case ElementType::I32: return "i32";
     case ElementType::I64: return "i64";
     case ElementType::Bool: return "i1";
+    case ElementType::F64: return "f64";
   }
   assert(false && "unknown element type");
   return "?";
@@ -41,6 +43,7 @@ std::string_view elementTypeName(ElementType type) {
 std::optional<ElementType> parseElementType(std::string_view name) {
   if (name == "f32") return ElementType::F32;
   if (name == "f16") return ElementType::F16;
+  if (name == "f64") return ElementType::F64;
   if (name == "i8" || name == "si8") return ElementType::I8;
   if (name == "u8" || name == "ui8") return ElementType::U8;
   if (name == "i16" || name == "si16") return ElementType::I16;
@@ -51,7 +54,7 @@ std::optional<ElementType> parseElementType(std::string_view name) {
 }
 
 bool isFloatingPoint(ElementType type) {
-  return type == ElementType::F32 || type == ElementType::F16;
+  return type == ElementType::F32 || type == ElementType::F16 || type == ElementType::F64;
 }
 
 size_t HostTensor::elementCount() const {
@@ -78,6 +81,7 @@ double HostTensor::elementAsDouble(size_t i) const {
     case ElementType::I32: return load<int32_t>(p);
     case ElementType::I64: return static_cast<double>(load<int64_t>(p));
     case ElementType::Bool: return load<uint8_t>(p) != 0 ? 1.0 : 0.0;
+    case ElementType::F64: return load<double>(p);
   }
   return 0;
 }

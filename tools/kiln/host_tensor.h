@@ -11,12 +11,12 @@
 
 namespace kiln::cli {
 
-enum class ElementType { F32, F16, I8, U8, I16, I32, I64, Bool };
+enum class ElementType { F32, F16, I8, U8, I16, I32, I64, Bool, F64 };
 
 // Bytes per element.
 size_t elementSize(ElementType type);
 // IREE-style short name: f32, f16, i8, u8 (spelled "ui8" by IREE, accepted too), i16, i32,
-// i64, i1 (bool).
+// i64, i1 (bool), f64.
 std::string_view elementTypeName(ElementType type);
 std::optional<ElementType> parseElementType(std::string_view name);
 bool isFloatingPoint(ElementType type);

@@ -92,6 +92,7 @@ ElementType parseDtype(const std::string& descr, const std::string& name) {
     fail(name, "unsupported dtype '" + descr + "'");
   if (kind == "f4") return ElementType::F32;
   if (kind == "f2") return ElementType::F16;
+  if (kind == "f8") return ElementType::F64;
   if (kind == "i1") return ElementType::I8;
   if (kind == "u1") return ElementType::U8;
   if (kind == "i2") return ElementType::I16;
@@ -99,7 +100,7 @@ ElementType parseDtype(const std::string& descr, const std::string& name) {
   if (kind == "i8") return ElementType::I64;
   if (kind == "b1") return ElementType::Bool;
   fail(name, "unsupported dtype '" + descr +
-                 "'; supported: float32, float16, int8, uint8, int16, int32, int64, bool");
+                 "'; supported: float32, float16, float64, int8, uint8, int16, int32, int64, bool");
 }
 
 std::string dtypeDescr(ElementType type) {
@@ -112,6 +113,7 @@ std::string dtypeDescr(ElementType type) {
     case ElementType::I32: return "<i4";
     case ElementType::I64: return "<i8";
     case ElementType::Bool: return "|b1";
+    case ElementType::F64: return "<f8";
   }
   return "";
 }

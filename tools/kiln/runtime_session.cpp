@@ -20,6 +20,7 @@ ElementType elementTypeOf(uint32_t dtype) {
     case KILN_DTYPE_I32: return ElementType::I32;
     case KILN_DTYPE_I64: return ElementType::I64;
     case KILN_DTYPE_BOOL: return ElementType::Bool;
+    case KILN_DTYPE_F64: return ElementType::F64;
   }
   throw CliError("artifact tensor has unknown dtype " + std::to_string(dtype));
 }

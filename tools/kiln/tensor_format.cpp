@@ -23,7 +23,12 @@ int shortestDigits(double value, ElementType type) {
   char buffer[64];
   for (int digits = 1; digits < 17; ++digits) {
     std::snprintf(buffer, sizeof buffer, "%.*e", digits - 1, value);
-    float parsed = static_cast<float>(std::strtod(buffer, nullptr));
+    double exact = std::strtod(buffer, nullptr);
+    if (type == ElementType::F64) {
+      if (exact == value) return digits;
+      continue;
+    }
+    float parsed = static_cast<float>(exact);
     bool same = type == ElementType::F16
                     ? floatToHalf(parsed) == floatToHalf(static_cast<float>(value))
                     : parsed == static_cast<float>(value);

@@ -35,6 +35,14 @@ void storeValue(ElementType type, std::string_view text, uint8_t* out, std::stri
     throw CliError("invalid " + std::string(elementTypeName(type)) + " value '" +
                    std::string(text) + "' in tensor '" + std::string(spec) + "'");
   };
+  if (type == ElementType::F64) {
+    std::string copy(text);
+    char* end = nullptr;
+    double value = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size() || copy.empty()) bad();
+    std::memcpy(out, &value, 8);
+    return;
+  }
   if (isFloatingPoint(type)) {
     std::string copy(text);
     char* end = nullptr;

@@ -45,6 +45,9 @@ std::unique_ptr<ir::Graph> importModel(const CompileOptions& options) {
   std::string extension = path.extension().string();
   if (extension == ".tflite") {
     import::TfliteImportOptions tfliteOptions;
+    if (!options.fixedInputs.empty())
+      throw CompileError(options.fixedInputs[0].flag + ": --fix-input is supported for ONNX "
+                         "models only, not for '" + path.string() + "'");
     tfliteOptions.debugOutputs = options.debugOutputs;
     return import::importTfliteFile(path, tfliteOptions);
   }
@@ -52,6 +55,7 @@ std::unique_ptr<ir::Graph> importModel(const CompileOptions& options) {
   for (const std::string& flag : options.inputShapes)
     importOptions.inputShapes.push_back(import::parseInputShape(flag));
   return import::importOnnxFile(path, importOptions);
+  importOptions.fixedInputs = options.fixedInputs;
 }
 
 void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {

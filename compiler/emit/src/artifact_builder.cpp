@@ -218,7 +218,14 @@ std::vector<uint8_t> serializeArtifact(const ArtifactContents& c) {
   header.magic[2] = KILN_MAGIC_2;
   header.magic[3] = KILN_MAGIC_3;
   header.format_major = KILN_FORMAT_MAJOR;
-  header.format_minor = KILN_FORMAT_MINOR;
+  // Format 1.1 added the f64 dtype: an artifact that does not use it stays 1.0, so runtimes
+  // that predate f64 keep loading it.
+  bool usesF64 = false;
+  for (const FunctionInfo& f : c.functions) {
+    for (const auto* list : {&f.inputs, &f.outputs})
+      for (const TensorInfo& t : *list) usesF64 |= t.dtype == KILN_DTYPE_F64;
+  }
+  header.format_minor = usesF64 ? 1 : 0;
   header.arch = static_cast<uint8_t>(c.arch);
   header.abi = static_cast<uint8_t>(c.abi);
   header.section_count = static_cast<uint32_t>(sections.size());

@@ -51,6 +51,8 @@ double readElementDouble(DType dtype, const uint8_t* data, int64_t index) {
       return double(load<int64_t>(data, index));
     case DType::Bool:
       return load<uint8_t>(data, index) != 0 ? 1.0 : 0.0;
+    case DType::F64:
+      return load<double>(data, index);
   }
   KILN_UNREACHABLE("bad dtype");
 }
@@ -59,6 +61,7 @@ int64_t readElementInt(DType dtype, const uint8_t* data, int64_t index) {
   switch (dtype) {
     case DType::F32:
     case DType::F16:
+    case DType::F64:
       return truncateToInt(readElementDouble(dtype, data, index));
     case DType::I8:
       return load<int8_t>(data, index);
@@ -84,6 +87,8 @@ void writeElementDouble(DType dtype, uint8_t* data, int64_t index, double value)
       return store<uint16_t>(data, index, floatToHalf(float(value)));
     case DType::Bool:
       return store<uint8_t>(data, index, value != 0 ? 1 : 0);
+    case DType::F64:
+      return store<double>(data, index, value);
     default:
       return writeElementInt(dtype, data, index, truncateToInt(value));
   }
@@ -107,6 +112,8 @@ void writeElementInt(DType dtype, uint8_t* data, int64_t index, int64_t value) {
       return store<int64_t>(data, index, value);
     case DType::Bool:
       return store<uint8_t>(data, index, value != 0 ? 1 : 0);
+    case DType::F64:
+      return store<double>(data, index, double(value));
   }
 }
 

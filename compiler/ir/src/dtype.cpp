@@ -11,13 +11,14 @@ static_assert(int(DType::F32) == KILN_DTYPE_F32 && int(DType::F16) == KILN_DTYPE
                   int(DType::I8) == KILN_DTYPE_I8 && int(DType::U8) == KILN_DTYPE_U8 &&
                   int(DType::I16) == KILN_DTYPE_I16 && int(DType::I32) == KILN_DTYPE_I32 &&
                   int(DType::I64) == KILN_DTYPE_I64 && int(DType::Bool) == KILN_DTYPE_BOOL &&
+                  int(DType::F64) == KILN_DTYPE_F64 &&
                   kDTypeCount == KILN_DTYPE_COUNT,
               "DType must match kiln_dtype");
 
 namespace {
-constexpr uint32_t kSizes[kDTypeCount] = {4, 2, 1, 1, 2, 4, 8, 1};
+constexpr uint32_t kSizes[kDTypeCount] = {4, 2, 1, 1, 2, 4, 8, 1, 8};
 constexpr std::string_view kNames[kDTypeCount] = {"f32", "f16", "i8",  "u8",
-                                                  "i16", "i32", "i64", "bool"};
+                                                  "i16", "i32", "i64", "bool", "f64"};
 }  // namespace
 
 uint32_t dtypeSize(DType dtype) {

@@ -89,7 +89,7 @@ class Parser {
     }
   }
 
-  double parseNumber(const char* what) {
+  double parseNumber(const char* what, bool asDouble = false) {
     if (token_.kind == TokenKind::Integer) return double(parseInt(what));
     if (token_.kind == TokenKind::Identifier && (token_.text == "inf" || token_.text == "nan")) {
       return take().text == "inf" ? INFINITY : std::numeric_limits<double>::quiet_NaN();
@@ -99,7 +99,9 @@ class Parser {
     Token t = take();
     if (t.text == "-inf") return -INFINITY;
     if (t.text == "-nan") return -std::numeric_limits<double>::quiet_NaN();
-    // strtof, not strtod: the text is the shortest form of a float and must round to it.
+    // strtof, not strtod: the text is the shortest form of a float and must round to it (f64
+    // elements are the shortest form of a double).
+    if (asDouble) return std::strtod(t.text.c_str(), nullptr);
     return double(std::strtof(t.text.c_str(), nullptr));
   }
 
@@ -281,7 +283,7 @@ class Parser {
     if (dtype == DType::Bool && (isKeyword("true") || isKeyword("false"))) {
       writeElementInt(dtype, data, index, take().text == "true" ? 1 : 0);
     } else if (isFloat(dtype)) {
-      writeElementDouble(dtype, data, index, parseNumber("a number"));
+      writeElementDouble(dtype, data, index, parseNumber("a number", dtype == DType::F64));
     } else {
       Token t = token_;
       if (t.kind == TokenKind::Float)

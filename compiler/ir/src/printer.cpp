@@ -1,6 +1,7 @@
 // Prints a Graph in the IR text form described in printer.h.
 #include "kiln/ir/printer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -36,8 +37,20 @@ std::string nameText(char sigil, const std::string& name) {
   return std::string(1, sigil) + (bare ? name : quoted(name));
 }
 
+// Shortest text that parses back to the same double (formatFloat's rule for f64 elements).
+std::string formatDouble(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  std::string text(buffer, result.ptr);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::string elementText(DType dtype, const uint8_t* data, int64_t i) {
   if (dtype == DType::Bool) return readElementInt(dtype, data, i) ? "true" : "false";
+  if (dtype == DType::F64) return formatDouble(readElementDouble(dtype, data, i));
   if (isFloat(dtype)) return formatFloat(float(readElementDouble(dtype, data, i)));
   return std::to_string(readElementInt(dtype, data, i));
 }

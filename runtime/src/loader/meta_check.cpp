@@ -14,10 +14,15 @@ const uint8_t* metaBytes(const kiln_module& m) { return reinterpret_cast<const u
 
 kiln_status_t checkTensor(const kiln_module& m, uint32_t index, Diag& diag) {
   const kiln_tensor& t = m.tensors[index];
-  if (t.name >= m.stringsSize || t.dtype >= KILN_DTYPE_COUNT || t.rank > KILN_MAX_RANK ||
-      !isPowerOfTwo(t.alignment) || t.alignment > KILN_ALIGNMENT) {
-    return diag.fail(KILN_ERROR_MALFORMED,
-                     "META: tensor {} has an invalid name, dtype, rank or alignment", index);
+  if (t.name >= m.stringsSize || t.rank > KILN_MAX_RANK || !isPowerOfTwo(t.alignment) ||
+      t.alignment > KILN_ALIGNMENT) {
+    return diag.fail(KILN_ERROR_MALFORMED, "META: tensor {} has an invalid name, rank or alignment",
+                     index);
+  }
+  // Newer dtypes come with a newer minor version, so an unknown code is a corrupt artifact.
+  if (t.dtype >= KILN_DTYPE_COUNT) {
+    return diag.fail(KILN_ERROR_MALFORMED, "META: tensor '{}' has unknown dtype code {}",
+                     stringAt(m.strings, t.name), uint32_t{t.dtype});
   }
   // bytes = dtype size x product(dims), overflow-checked without 64-bit divisions.
   uint64_t bytes = kiln_dtype_size(t.dtype);

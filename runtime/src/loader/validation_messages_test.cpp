@@ -138,11 +138,50 @@ TEST(MetaMessages, BindingSignatureAccess) {
   EXPECT_EQ(p.error(), "META: binding signature 4 has invalid access flags or alignment");
 }
 
+TEST(MetaMessages, TensorRank) {
+  Patch p;
+  kiln_meta m = p.meta();
+  p.set<uint8_t>(p.metaAt(m.tensors_offset + 48 * 1 + 5), KILN_MAX_RANK + 1);
+  EXPECT_EQ(p.error(), "META: tensor 1 has an invalid name, rank or alignment");
+}
+
 TEST(MetaMessages, TensorDtype) {
   Patch p;
   kiln_meta m = p.meta();
   p.set<uint8_t>(p.metaAt(m.tensors_offset + 48 * 1 + 4), 42);
-  EXPECT_EQ(p.error(), "META: tensor 1 has an invalid name, dtype, rank or alignment");
+  EXPECT_EQ(p.error(), "META: tensor 'y' has unknown dtype code 42");
+}
+
+// The first code after f64 (format 1.1's last dtype) is unknown: refused, not sized as 0 bytes.
+TEST(MetaMessages, TensorDtypeAfterF64) {
+  Patch p;
+  kiln_meta m = p.meta();
+  p.set<uint8_t>(p.metaAt(m.tensors_offset + 48 * 1 + 4), KILN_DTYPE_COUNT);
+  EXPECT_EQ(p.error(), "META: tensor 'y' has unknown dtype code 9");
+}
+
+// Format 1.1's f64 tensors load and are described as such.
+TEST(MetaMessages, F64TensorsLoad) {
+  ArtifactSpec spec = standardSpec(Kernels::kStatic);
+  spec.formatMinor = 1;
+  spec.functions[1].inputs = {{"x", KILN_DTYPE_F64, {8}}};  // the same 64 bytes as f32[16]
+  spec.functions[1].outputs = {{"y", KILN_DTYPE_F64, {8}}};
+  Loaded loaded(writeArtifact(spec));
+  ASSERT_EQ(loaded.status(), KILN_OK) << loaded.error();
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_module_input_info(loaded.module(), 1, 0, &info), KILN_OK);
+  EXPECT_EQ(info.dtype, uint32_t{KILN_DTYPE_F64});
+  EXPECT_EQ(info.byte_size, 64u);
+  EXPECT_STREQ(kiln_dtype_name(info.dtype), "f64");
+  EXPECT_EQ(kiln_dtype_size(KILN_DTYPE_F64), 8u);
+}
+
+// f64 is 8 bytes per element: a tensor relabelled f64 without doubling its size is refused.
+TEST(MetaMessages, TensorF64ByteSize) {
+  Patch p;
+  kiln_meta m = p.meta();
+  p.set<uint8_t>(p.metaAt(m.tensors_offset + 48 * 1 + 4), KILN_DTYPE_F64);
+  EXPECT_NE(p.error().find("does not match its shape and dtype"), std::string::npos);
 }
 
 TEST(MetaMessages, FunctionTensorsOutsideTable) {

@@ -31,14 +31,14 @@ TEST(Validation, NewerMinorVersionNamesBoth) {
   ArtifactSpec spec = base();
   spec.formatMinor = KILN_FORMAT_MINOR + 1;
   EXPECT_EQ(loadError(spec, KILN_ERROR_VERSION),
-            "artifact format 1.1 is not supported by this runtime (format 1.0)");
+            "artifact format 1.2 is not supported by this runtime (format 1.1)");
 }
 
 TEST(Validation, OtherMajorVersionNamesBoth) {
   ArtifactSpec spec = base();
   spec.formatMajor = 2;
   EXPECT_EQ(loadError(spec, KILN_ERROR_VERSION),
-            "artifact format 2.0 is not supported by this runtime (format 1.0)");
+            "artifact format 2.0 is not supported by this runtime (format 1.1)");
 }
 
 TEST(Validation, WrongArchitecture) {

@@ -17,6 +17,7 @@
 #include "codegen_error.h"
 #include "elf_linker.h"
 #include "emitters.h"
+#include "f64_support.h"
 #include "kernel_builder.h"
 #include "kiln/format/kernel_abi.h"
 #include "object_inspect.h"
@@ -146,6 +147,7 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   for (const KernelDesc& desc : kernels) verifyKernel(desc);
 
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(target);
+  checkF64Target(kernels, target);
   llvm::LLVMContext context;
   llvm::Module module("kiln_kernels", context);
   module.setTargetTriple(target.triple);

@@ -8,6 +8,7 @@
 
 #include "kiln/ir/constant_data.h"
 #include "kiln/ir/window_geometry.h"
+#include "f64_support.h"
 #include "kiln/support/diagnostics.h"
 #include "lowering.h"
 
@@ -36,6 +37,8 @@ ElemType toElemType(const ir::Op& op, ir::DType dtype) {
       return ElemType::I64;
     case ir::DType::Bool:
       return ElemType::Bool;
+    case ir::DType::F64:
+      return ElemType::F64;
     case ir::DType::F16:
       break;
   }
@@ -387,6 +390,7 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
 
 KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
   const ir::Op& op = *dispatch.root;
+  checkF64Ops(dispatch);
   KernelDesc d;
   d.name = dispatch.name;
   d.bindingsMayAlias = !dispatch.aliases.empty();

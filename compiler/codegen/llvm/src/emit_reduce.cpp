@@ -52,7 +52,7 @@ uint32_t emitReduce(KernelBuilder& kb) {
   if (d.reduceKind == ReduceKind::Max || d.reduceKind == ReduceKind::Min) {
     bool isMax = d.reduceKind == ReduceKind::Max;
     if (fp) {
-      init = kb.f32(isMax ? -__builtin_inff() : __builtin_inff());
+      init = kb.constant(type, isMax ? -__builtin_inf() : __builtin_inf());  // f32 or f64
     } else {
       unsigned bits = kb.elemType(type)->getIntegerBitWidth();
       bool uns = type == ElemType::U8 || type == ElemType::Bool;
@@ -102,7 +102,8 @@ uint32_t emitReduce(KernelBuilder& kb) {
           next = fp ? b.CreateFMul(a, x) : b.CreateMul(a, x);
           break;
         case ReduceKind::L1:
-          next = add(fp ? b.CreateSelect(b.CreateFCmpOLT(x, kb.f32(0.0f)), b.CreateFNeg(x), x)
+          next = add(fp ? b.CreateSelect(b.CreateFCmpOLT(x, kb.constant(type, 0)),
+                                         b.CreateFNeg(x), x)
                         : b.CreateSelect(b.CreateICmpSLT(x, kb.constant(type, 0)),
                                          b.CreateNeg(x), x));
           break;
@@ -122,7 +123,7 @@ uint32_t emitReduce(KernelBuilder& kb) {
     llvm::Value* result = b.CreateLoad(kb.elemType(type), acc);
     switch (d.reduceKind) {
       case ReduceKind::Mean:
-        result = fp ? b.CreateFDiv(result, kb.f32(static_cast<float>(reducedCount)))
+        result = fp ? b.CreateFDiv(result, kb.constant(type, static_cast<double>(reducedCount)))
                     : b.CreateSDiv(result, kb.constant(type, static_cast<double>(reducedCount)));
         break;
       case ReduceKind::L2:

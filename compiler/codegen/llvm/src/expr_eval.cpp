@@ -15,9 +15,10 @@ llvm::Value* castValue(KernelBuilder& kb, llvm::Value* v, ElemType from, ElemTyp
   llvm::Type* target = kb.elemType(to);
   if (from == to) return v;
   if (to == ElemType::Bool) {
-    return isFloat(from) ? b.CreateFCmpUNE(v, kb.f32(0.0f))
+    return isFloat(from) ? b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                          : b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   }
+  if (isFloat(from) && isFloat(to)) return b.CreateFPCast(v, target);  // f32 <-> f64
   if (isFloat(from)) {
     return isUnsigned(to) ? b.CreateFPToUI(v, target) : b.CreateFPToSI(v, target);
   }

@@ -25,6 +25,10 @@ struct EmitTarget {
   unsigned pointerBits = 64;
   bool optimizeForSize = false;
   std::string cpu, features;
+  // The int8 dot-product instructions the quantized conv/FC kernels use
+  // (emit_quantized_dot.cpp); None keeps the plain loops (microcontrollers, RISC-V, ...).
+  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot };
+  Int8Dot int8Dot = Int8Dot::None;
 };
 
 using Body = std::function<void(llvm::Value*)>;

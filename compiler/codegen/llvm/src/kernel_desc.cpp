@@ -21,6 +21,7 @@ uint32_t elemSize(ElemType type) {
     case ElemType::I32:
       return 4;
     case ElemType::I64:
+    case ElemType::F64:
       return 8;
   }
   return 0;
@@ -42,11 +43,13 @@ const char* elemTypeName(ElemType type) {
       return "i64";
     case ElemType::Bool:
       return "bool";
+    case ElemType::F64:
+      return "f64";
   }
   return "?";
 }
 
-bool isFloat(ElemType type) { return type == ElemType::F32; }
+bool isFloat(ElemType type) { return type == ElemType::F32 || type == ElemType::F64; }
 
 int64_t BufferDesc::elementCount() const {
   int64_t count = 1;

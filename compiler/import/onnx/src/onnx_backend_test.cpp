@@ -31,7 +31,8 @@ const fs::path kBackendDir = fs::path(KILN_TESTDATA_DIR) / "onnx-backend";
 std::optional<DType> referenceDType(int32_t onnxType) {
   static const std::map<int32_t, DType> kTypes = {
       {1, DType::F32}, {2, DType::U8},  {3, DType::I8},   {5, DType::I16},
-      {6, DType::I32}, {7, DType::I64}, {9, DType::Bool}, {10, DType::F16}};
+      {6, DType::I32}, {7, DType::I64}, {9, DType::Bool}, {10, DType::F16},
+      {11, DType::F64}};
   auto found = kTypes.find(onnxType);
   return found == kTypes.end() ? std::nullopt : std::optional<DType>(found->second);
 }

@@ -134,9 +134,9 @@ TEST(OnnxImport, ConstantNodes) {
   EXPECT_EQ(ir::constantDoubles(graph->findValue("f")), (std::vector<double>{3.0, 4.0}));
 }
 
-// Double constants that float32 holds exactly (torch's old-opset shape arithmetic: 2.0 Cast
-// to int64) become f32 constants, initializers and Constant nodes alike.
-TEST(OnnxImport, ExactDoubleConstantsBecomeF32) {
+// Double constants (torch's old-opset shape arithmetic: 2.0 Cast to int64) are f64
+// constants, initializers and Constant nodes alike; the shape they make is still known.
+TEST(OnnxImport, DoubleConstantsAreF64) {
   auto graph = importText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2,6] x) => (float[2,3,2] y) <double[1] w = {2.0}> {
@@ -145,9 +145,9 @@ TEST(OnnxImport, ExactDoubleConstantsBecomeF32) {
       b = Cast <to = 7> (w)
       s = Concat <axis = 0> (a, b)
       y = Reshape(x, s) })");
-  EXPECT_EQ(graph->findValue("c")->type(), TensorType(DType::F32, {2}));
+  EXPECT_EQ(graph->findValue("c")->type(), TensorType(DType::F64, {2}));
   EXPECT_EQ(ir::constantDoubles(graph->findValue("c")), (std::vector<double>{2.0, 3.0}));
-  EXPECT_EQ(graph->findValue("w")->type(), TensorType(DType::F32, {1}));
+  EXPECT_EQ(graph->findValue("w")->type(), TensorType(DType::F64, {1}));
   EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::F32, {2, 3, 2}));
 }
 
@@ -301,7 +301,7 @@ TEST(OnnxImport, TorchShapeChainWithScalarGather) {
       minus1 = Constant <value = int64[1] {-1}> ()
       newShape = Concat <axis = 0> (batch1, minus1)
       flat = Reshape(x, newShape)
-      y = MatMul(flat, w) })", OnnxImportOptions{{parseInputShape("x:5x3x4")}});
+      y = MatMul(flat, w) })", OnnxImportOptions{{parseInputShape("x:5x3x4")}, {}});
   const ir::Op* reshape = findOp(*graph, OpKind::Reshape);
   ASSERT_NE(reshape, nullptr);
   ASSERT_TRUE(ir::isConstantValue(reshape->operand(1)));
@@ -327,7 +327,7 @@ TEST(OnnxImport, TorchShapeArithmetic) {
       u0 = Unsqueeze(d0, axes)
       u12 = Unsqueeze(d12, axes)
       shape = Concat <axis = 0> (u0, u12)
-      y = Reshape(x, shape) })", OnnxImportOptions{{parseInputShape("x:7x3x4")}});
+      y = Reshape(x, shape) })", OnnxImportOptions{{parseInputShape("x:7x3x4")}, {}});
   const ir::Op* reshape = findOp(*graph, OpKind::Reshape);
   ASSERT_NE(reshape, nullptr);
   EXPECT_EQ(reshape->result()->type(), TensorType(DType::F32, {7, 12}));
@@ -352,7 +352,7 @@ TEST(OnnxImport, TrackedShapeFeedsExpand) {
       cols = Sub(half, one)
       minus1 = Constant <value = int64[1] {-1}> ()
       flat = Concat <axis = 0> (minus1, cols)
-      z = Reshape(x, flat) })", OnnxImportOptions{{parseInputShape("x:4x6")}});
+      z = Reshape(x, flat) })", OnnxImportOptions{{parseInputShape("x:4x6")}, {}});
   EXPECT_EQ(graph->findValue("y")->type(), TensorType(DType::F32, {4, 3}));
   // cols = 6 / 3 - 1 = 1: x (4x6) reshaped to (24, 1).
   EXPECT_EQ(graph->findValue("z")->type(), TensorType(DType::F32, {24, 1}));

@@ -195,6 +195,8 @@ PreparedOnnxModel prepareOnnxModel(const OnnxSource& source, const OnnxImportOpt
   // is then named, with the flag that fixes it, instead of "Field 'shape' ... missing".
   checkValueTypes(model.graph(), source);
   checkOperatorsSupported(model, source);
+  applyFixedInputs(*model.mutable_graph(), options.fixedInputs, source.displayName,
+                   model.ir_version());
   applyInputShapes(*model.mutable_graph(), options.inputShapes, source.displayName);
   runOnnxStep(source, "invalid ONNX model", [&] { onnx::checker::check_model(model); });
   prepared.sourceOpset = importedOpset(model, "");

@@ -91,8 +91,9 @@ std::vector<ir::Value*> emitOp(OnnxTranslation& t, const OnnxNode& node, ir::OpK
       t.fail(node, "input " + std::to_string(i) + " is the graph input '" +
                        operands[i]->name() +
                        "', known only at run time, but kiln needs static shapes: make it a "
-                       "constant (an initializer) in the model, or export the model with fixed "
-                       "shapes");
+                       "constant (an initializer) in the model, export the model with fixed "
+                       "shapes, or give its values when compiling: --fix-input=" +
+                       operands[i]->name() + "=@VALUES.npy");
     }
   }
   const size_t numResults = resultCount(t, node, info);
@@ -207,6 +208,9 @@ std::vector<ir::Value*> translateConstantOfShape(OnnxTranslation& t, const OnnxN
     }
     dtype = value.type.dtype;
     fill = ir::readElementDouble(dtype, value.bytes.data(), 0);
+    // The IR carries the fill value as a float attribute.
+    if (dtype == DType::F64 && double(float(fill)) != fill && fill == fill)
+      t.fail(node, "an f64 fill value that float32 cannot hold exactly is not supported");
   }
   attrs.set("dtype", static_cast<int64_t>(dtype));
   if (ir::isFloat(dtype)) {

@@ -1,7 +1,6 @@
 // Converts ONNX TensorProto contents into IR constant bytes, and maps ONNX element types to
 // IR dtypes. Supports raw_data and the typed fields (float_data, int32_data for the narrow
-// integer, bool and float16 types, int64_data). Double constants whose values float32 holds
-// exactly (the 1.0, 2.0 ... torch's old-opset exports Cast to int64 for shapes) become f32.
+// integer, bool and float16 types, int64_data, double_data). Doubles are f64.
 #include <cmath>
 #include <cstring>
 
@@ -27,30 +26,13 @@ int64_t typedValueCount(const TensorProto& tensor) {
   switch (tensor.data_type()) {
     case TensorProto::FLOAT: return tensor.float_data_size();
     case TensorProto::INT64: return tensor.int64_data_size();
+    case TensorProto::DOUBLE: return tensor.double_data_size();
     default: return tensor.int32_data_size();  // int32 and narrower, bool, float16 bits
   }
 }
 
 // Constants beyond 2^40 elements are corrupt dims, not weights.
 constexpr int64_t kMaxElements = int64_t(1) << 40;
-
-// Double contents as f32, if every value survives the narrowing exactly (else nullopt; the
-// sizes were checked by the caller).
-std::optional<std::vector<uint8_t>> doublesAsFloats(const TensorProto& tensor, int64_t count) {
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * sizeof(float));
-  for (int64_t i = 0; i < count; ++i) {
-    double value;
-    if (tensor.has_raw_data()) {
-      std::memcpy(&value, tensor.raw_data().data() + i * sizeof(double), sizeof(double));
-    } else {
-      value = tensor.double_data(static_cast<int>(i));
-    }
-    auto narrow = static_cast<float>(value);
-    if (static_cast<double>(narrow) != value && !std::isnan(value)) return std::nullopt;
-    std::memcpy(bytes.data() + i * sizeof(float), &narrow, sizeof(float));
-  }
-  return bytes;
-}
 
 }  // namespace
 
@@ -64,6 +46,7 @@ std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
     case TensorProto::INT32: return ir::DType::I32;
     case TensorProto::INT64: return ir::DType::I64;
     case TensorProto::BOOL: return ir::DType::Bool;
+    case TensorProto::DOUBLE: return ir::DType::F64;
     default: return std::nullopt;
   }
 }
@@ -82,7 +65,6 @@ ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string&
   };
   KILN_ASSERT(tensor.data_location() != TensorProto::EXTERNAL, "external data not inlined");
   std::optional<ir::DType> dtype = dtypeFromOnnx(tensor.data_type());
-  if (tensor.data_type() == TensorProto::DOUBLE) dtype = ir::DType::F32;  // if exact, below
   if (!dtype) {
     fail("has element type " + onnxTypeName(tensor.data_type()) +
          ", which kiln does not support");
@@ -97,22 +79,6 @@ ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string&
     result.type.shape.push_back(dim);
   }
   const size_t byteSize = result.type.byteSize();
-  if (tensor.data_type() == TensorProto::DOUBLE) {
-    size_t given = tensor.has_raw_data() ? tensor.raw_data().size() / sizeof(double)
-                                         : static_cast<size_t>(tensor.double_data_size());
-    if (given != static_cast<size_t>(count) ||
-        (tensor.has_raw_data() && tensor.raw_data().size() % sizeof(double) != 0)) {
-      fail("holds " + std::to_string(given) + " double values; its shape needs " +
-           std::to_string(count));
-    }
-    std::optional<std::vector<uint8_t>> narrowed = doublesAsFloats(tensor, count);
-    if (!narrowed) {
-      fail("has element type double with values float32 cannot hold exactly, which kiln does "
-           "not support; export the model in float32");
-    }
-    result.bytes = std::move(*narrowed);
-    return result;
-  }
   // Sizes are checked before anything is allocated: the dims may be corrupt.
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != byteSize) {
@@ -133,6 +99,9 @@ ConstantTensor convertTensor(const onnx::TensorProto& tensor, const std::string&
       break;
     case TensorProto::INT64:
       storeAll<int64_t>(result.bytes, tensor.int64_data());
+      break;
+    case TensorProto::DOUBLE:
+      storeAll<double>(result.bytes, tensor.double_data());
       break;
     case TensorProto::INT32:
       storeAll<int32_t>(result.bytes, tensor.int32_data());

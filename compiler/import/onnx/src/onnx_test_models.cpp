@@ -42,6 +42,10 @@ void toRawData(onnx::TensorProto& tensor) {
       for (float v : tensor.float_data()) append(&v, sizeof v);
       tensor.clear_float_data();
       break;
+    case onnx::TensorProto::DOUBLE:
+      for (double v : tensor.double_data()) append(&v, sizeof v);
+      tensor.clear_double_data();
+      break;
     case onnx::TensorProto::INT64:
       for (int64_t v : tensor.int64_data()) append(&v, sizeof v);
       tensor.clear_int64_data();

@@ -51,10 +51,8 @@ class ModelWalker {
   // `shapeText`) when a dim is unknown. A missing or non-tensor type, or an element type kiln
   // lacks, is a CompileError.
   // `what` names the value in messages: "input 'x'", "node #2 (Cast): output 'y'".
-  // `narrowDouble`: a double value is f32 (a Constant node's output: its contents were
-  // narrowed exactly by convertTensor).
   std::optional<ir::TensorType> inferredType(const std::string& name, const std::string& what,
-                                             std::string* shapeText, bool narrowDouble = false) {
+                                             std::string* shapeText) {
     auto fail = [&](const std::string& why) -> void {
       throw CompileError(displayName_ + ": " + what + " " + why);
     };
@@ -64,14 +62,9 @@ class ModelWalker {
     }
     const auto& tensorType = found->second->tensor_type();
     std::optional<ir::DType> dtype = dtypeFromOnnx(tensorType.elem_type());
-    if (narrowDouble && tensorType.elem_type() == onnx::TensorProto::DOUBLE) dtype = ir::DType::F32;
     if (!dtype) {
-      bool wide = tensorType.elem_type() == onnx::TensorProto::DOUBLE;
       fail("has element type " + onnxTypeName(tensorType.elem_type()) +
-           ", which kiln does not support" +
-           (wide ? std::string("; export the model in float32 (in PyTorch: model.float() and "
-                               "float32 example inputs)")
-                 : std::string()));
+           ", which kiln does not support");
     }
     if (!tensorType.has_shape()) {
       *shapeText = "of unknown rank";
@@ -167,7 +160,7 @@ class ModelWalker {
                                                 : inferredType(output,
                                                                OnnxTranslation::describe(node) +
                                                                    ": output '" + output + "'",
-                                                               &text, node.opType == "Constant"));
+                                                               &text));
       node.outputShapes.push_back(text);
     }
     std::vector<ir::Value*> results = entry->translate(translation_, node, entry->kind);

@@ -25,7 +25,7 @@ extern "C" {
  * major: incompatible change. minor: additive change (new section kinds, new commands, new enum
  * values). A runtime refuses another major and any minor newer than its own. */
 #define KILN_FORMAT_MAJOR 1u
-#define KILN_FORMAT_MINOR 0u
+#define KILN_FORMAT_MINOR 1u
 
 #define KILN_MAGIC_0 'K'
 #define KILN_MAGIC_1 'I'
@@ -122,17 +122,18 @@ typedef enum kiln_dtype {
   KILN_DTYPE_I32 = 5,
   KILN_DTYPE_I64 = 6,
   KILN_DTYPE_BOOL = 7,
-  KILN_DTYPE_COUNT = 8
+  KILN_DTYPE_F64 = 8, /* format 1.1: writers set format_minor 1 only when META uses it */
+  KILN_DTYPE_COUNT = 9
 } kiln_dtype;
 
 static inline uint32_t kiln_dtype_size(uint32_t dtype) {
-  static const uint8_t sizes[KILN_DTYPE_COUNT] = {4, 2, 1, 1, 2, 4, 8, 1};
+  static const uint8_t sizes[KILN_DTYPE_COUNT] = {4, 2, 1, 1, 2, 4, 8, 1, 8};
   return dtype < KILN_DTYPE_COUNT ? sizes[dtype] : 0;
 }
 
 static inline const char* kiln_dtype_name(uint32_t dtype) {
   static const char* const names[KILN_DTYPE_COUNT] = {"f32", "f16", "i8",  "u8",
-                                                      "i16", "i32", "i64", "bool"};
+                                                      "i16", "i32", "i64", "bool", "f64"};
   return dtype < KILN_DTYPE_COUNT ? names[dtype] : "?";
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/codegen/target_config.h"
+#include "kiln/import/onnx/onnx_import.h"
 
 namespace kiln::driver {
 
@@ -22,6 +23,9 @@ struct CompileOptions {
   std::filesystem::path outputPath;  // the artifact (.kiln)
   // --input-shape values, "NAME:1x3x224x224", applied before shape inference.
   std::vector<std::string> inputShapes;
+  // --fix-input=NAME=@FILE.npy (ONNX): graph inputs made constants with these values before
+  // shape inference; they are no longer inputs of the artifact.
+  std::vector<import::FixedInput> fixedInputs;
   codegen::TargetRequest target;  // --target / --target-triple / --target-cpu / --target-features
   bool strip = false;             // --strip: no DEBUG section
   // --external-constants=FILE: the constants go to this file, the artifact keeps size + hash.

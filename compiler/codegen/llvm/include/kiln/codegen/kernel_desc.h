@@ -14,7 +14,9 @@
 
 namespace kiln::codegen {
 
-enum class ElemType : uint8_t { F32, I8, U8, I16, I32, I64, Bool };
+// F64 kernels: elementwise arithmetic, comparisons, casts, data movement and simple reductions
+// (f64_support.cpp refuses the rest, and 32-bit targets).
+enum class ElemType : uint8_t { F32, I8, U8, I16, I32, I64, Bool, F64 };
 
 // Size in bytes of one element.
 uint32_t elemSize(ElemType type);

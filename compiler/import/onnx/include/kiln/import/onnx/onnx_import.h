@@ -1,8 +1,9 @@
 // ONNX import: reads an ONNX model (through Debian's libonnx) and translates it to kiln's
 // graph IR with static shapes. This header includes no ONNX header.
 //
-// Pipeline: parse -> inline external data -> ONNX checker -> --input-shape overrides ->
-// shape inference (data propagation on) -> version conversion to opset 17 -> translation.
+// Pipeline: parse -> inline external data -> --fix-input constants -> --input-shape overrides
+// -> ONNX checker -> shape inference (data propagation on) -> version conversion to opset 17
+// -> translation.
 // Every user error (bad file, unsupported operator, unknown dims, bad flag) is thrown as a
 // kiln::CompileError whose one-line message names the file and the node or input at fault.
 #pragma once
@@ -22,8 +23,20 @@ namespace kiln::import {
 // The one ai.onnx opset the translation is written against; older models are converted.
 inline constexpr int64_t kOnnxTargetOpset = 17;
 
+// A graph input fixed at compile time (--fix-input=NAME=@FILE.npy): before shape inference it
+// becomes a constant with these contents (so shapes computed from it are known) and is no
+// longer an input of the model. Its type must match the input's (dims the model leaves
+// symbolic take the values' dims).
+struct FixedInput {
+  std::string name;
+  ir::TensorType type;
+  std::vector<uint8_t> bytes;  // type.byteSize() bytes, C order
+  std::string flag;            // the flag as the user wrote it, for messages
+};
+
 struct OnnxImportOptions {
   std::vector<InputShape> inputShapes;  // from --input-shape, applied before shape inference
+  std::vector<FixedInput> fixedInputs;  // from --fix-input, applied before --input-shape
 };
 
 // Imports the model file at `path`. External data files are resolved relative to the

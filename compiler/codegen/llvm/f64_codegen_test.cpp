@@ -1,0 +1,218 @@
+// f64 kernels: small IR graphs with double tensors, one dispatch per op, compiled for the host,
+// run with dlopen and compared with values computed by hand in double precision (results
+// float32 could not hold, e.g. 0.1 + 0.2 = 0.30000000000000004). Also the refusals: ops
+// without an f64 kernel, and 32-bit targets.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/ir/constant_data.h"
+#include "kiln/ir/parser.h"
+#include "kiln/support/diagnostics.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+// One dispatch per op, bindings in formDispatches' order (runtime operands, then results).
+ir::DispatchGraph dispatchGraph(const std::string& text) {
+  ir::DispatchGraph g;
+  g.graph = ir::parseGraph(text);
+  for (ir::Op* op : g.graph->opList()) {
+    ir::Dispatch d;
+    d.id = static_cast<uint32_t>(g.dispatches.size());
+    d.name = op->source().nodeName.empty() ? std::string(op->kindName()) : op->source().nodeName;
+    d.root = op;
+    for (size_t i = 0; i < op->numOperands(); ++i) {
+      if (!op->operand(i) || op->info().isStaticOperand(i)) continue;
+      ir::Binding b;
+      b.value = op->operand(i);
+      b.operandIndex = static_cast<int>(i);
+      d.bindings.push_back(b);
+    }
+    for (size_t r = 0; r < op->numResults(); ++r) {
+      ir::Binding b;
+      b.value = op->result(r);
+      b.access = ir::kWrite;
+      b.resultIndex = static_cast<int>(r);
+      d.bindings.push_back(b);
+    }
+    g.dispatches.push_back(std::move(d));
+  }
+  return g;
+}
+
+// Runs the graph on f64 inputs; returns every value's contents as doubles.
+class GraphRun {
+ public:
+  GraphRun(const std::string& text, const std::map<std::string, std::vector<double>>& inputs)
+      : g_(dispatchGraph(text)) {
+    CodegenResult r = generateKernels(g_, testing::hostTarget());
+    testing::LoadedLibrary lib(r.bytes);
+    for (const ir::Value* in : g_.graph->inputs()) {
+      const std::vector<double>& v = inputs.at(in->name());
+      memory_[in] = ir::makeConstantBytes(in->type(), v);
+    }
+    for (const ir::Value* c : g_.graph->constants()) memory_[c] = c->constantBytes();
+    for (const ir::Dispatch& d : g_.dispatches) {
+      std::vector<void*> bindings;
+      for (const ir::Binding& b : d.bindings) {
+        std::vector<uint8_t>& bytes = memory_[b.value];
+        if (bytes.empty()) bytes.resize(std::max<uint64_t>(b.value->type().byteSize(), 1));
+        bindings.push_back(bytes.data());
+      }
+      lib.run(r.kernelIndex[d.id], bindings, 3);
+    }
+  }
+  std::vector<double> operator[](const std::string& name) const {
+    const ir::Value* v = g_.graph->findValue(name);
+    std::vector<double> out;
+    for (int64_t i = 0; i < v->type().numElements(); ++i)
+      out.push_back(ir::readElementDouble(v->dtype(), memory_.at(v).data(), i));
+    return out;
+  }
+
+ private:
+  ir::DispatchGraph g_;
+  std::map<const ir::Value*, std::vector<uint8_t>> memory_;
+};
+
+TEST(F64Codegen, ArithmeticWithBroadcastKeepsDoublePrecision) {
+  GraphRun run(R"(graph @g {
+  input %x : f64[2,3]
+  input %b : f64[3]
+  %add = Add(%x, %b) : f64[2,3]
+  %sub = Sub(%x, %b) : f64[2,3]
+  %mul = Mul(%x, %b) : f64[2,3]
+  %div = Div(%x, %b) : f64[2,3]
+  %max = Max(%x, %b) : f64[2,3]
+  %min = Min(%x, %b) : f64[2,3]
+  %neg = Neg(%x) : f64[2,3]
+  %abs = Abs(%x) : f64[2,3]
+  output "add" = %add
+  output "sub" = %sub
+  output "mul" = %mul
+  output "div" = %div
+  output "max" = %max
+  output "min" = %min
+  output "neg" = %neg
+  output "abs" = %abs
+})",
+          {{"x", {0.1, -1e-300, 3.0, 1e300, -2.5, 1.0 / 3.0}}, {"b", {0.2, 7.0, -3.0}}});
+  // 0.1 + 0.2 = 0.30000000000000004 in double (0.3 as float); 1e-300 and 1e300 overflow f32.
+  EXPECT_EQ(run["add"], (std::vector<double>{0.30000000000000004, 7.0 - 1e-300, 0.0, 1e300 + 0.2,
+                                             4.5, 1.0 / 3.0 - 3.0}));
+  EXPECT_EQ(run["add"][0], 0.1 + 0.2);
+  EXPECT_EQ(run["sub"], (std::vector<double>{0.1 - 0.2, -1e-300 - 7.0, 6.0, 1e300 - 0.2, -9.5,
+                                             1.0 / 3.0 + 3.0}));
+  EXPECT_EQ(run["mul"], (std::vector<double>{0.1 * 0.2, -7e-300, -9.0, 2e299, -17.5, -1.0}));
+  EXPECT_EQ(run["div"], (std::vector<double>{0.5, -1e-300 / 7.0, -1.0, 1e300 / 0.2, -2.5 / 7.0,
+                                             (1.0 / 3.0) / -3.0}));
+  EXPECT_EQ(run["max"], (std::vector<double>{0.2, 7.0, 3.0, 1e300, 7.0, 1.0 / 3.0}));
+  EXPECT_EQ(run["min"], (std::vector<double>{0.1, -1e-300, -3.0, 0.2, -2.5, -3.0}));
+  EXPECT_EQ(run["neg"], (std::vector<double>{-0.1, 1e-300, -3.0, -1e300, 2.5, -1.0 / 3.0}));
+  EXPECT_EQ(run["abs"], (std::vector<double>{0.1, 1e-300, 3.0, 1e300, 2.5, 1.0 / 3.0}));
+}
+
+TEST(F64Codegen, CastsComparisonsAndWhere) {
+  GraphRun run(R"(graph @g {
+  input %x : f64[4]
+  input %f : f32[4]
+  const %c : f64[] = [0.5]
+  const %two : f64[] = [2.0]
+  %wide = Cast(%f) {to = 8} : f64[4]
+  %narrow = Cast(%x) {to = 0} : f32[4]
+  %int = Cast(%x) {to = 6} : i64[4]
+  %less = Less(%x, %c) : bool[4]
+  %eq = Equal(%x, %wide) : bool[4]
+  %sel = Where(%less, %x, %c) : f64[4]
+  %sq = Pow(%x, %two) : f64[4]
+  output "wide" = %wide
+  output "narrow" = %narrow
+  output "int" = %int
+  output "less" = %less
+  output "eq" = %eq
+  output "sel" = %sel
+  output "sq" = %sq
+})",
+          {{"x", {0.1, -2.75, 1e10 + 0.5, 0.5}}, {"f", {0.1, -2.75, 3.0, 0.5}}});
+  EXPECT_EQ(run["wide"], (std::vector<double>{double(0.1f), -2.75, 3.0, 0.5}));
+  EXPECT_EQ(run["narrow"], (std::vector<double>{double(0.1f), -2.75, double(float(1e10 + 0.5)),
+                                                0.5}));
+  EXPECT_EQ(run["int"], (std::vector<double>{0, -2, 1e10, 0}));
+  EXPECT_EQ(run["less"], (std::vector<double>{1, 1, 0, 0}));
+  EXPECT_EQ(run["eq"], (std::vector<double>{0, 1, 0, 1}));  // 0.1 != double(0.1f)
+  EXPECT_EQ(run["sel"], (std::vector<double>{0.1, -2.75, 0.5, 0.5}));
+  EXPECT_EQ(run["sq"], (std::vector<double>{0.1 * 0.1, 2.75 * 2.75, (1e10 + 0.5) * (1e10 + 0.5),
+                                            0.25}));
+}
+
+TEST(F64Codegen, DataMovementAndReductions) {
+  GraphRun run(R"(graph @g {
+  input %x : f64[2,3]
+  const %axes : i64[1] = [1]
+  %t = Transpose(%x) {perm = [1, 0]} : f64[3,2]
+  %cat = Concat(%x, %x) {axis = 0} : f64[4,3]
+  %sum = ReduceSum(%x, %axes) {keepdims = 0} : f64[2]
+  %mean = ReduceMean(%x) {axes = [1], keepdims = 0} : f64[2]
+  %max = ReduceMax(%x) {axes = [0], keepdims = 0} : f64[3]
+  output "t" = %t
+  output "cat" = %cat
+  output "sum" = %sum
+  output "mean" = %mean
+  output "max" = %max
+})",
+          {{"x", {0.1, 0.2, 0.3, -1e-310, 1e308, -4.0}}});
+  EXPECT_EQ(run["t"], (std::vector<double>{0.1, -1e-310, 0.2, 1e308, 0.3, -4.0}));
+  EXPECT_EQ(run["cat"], (std::vector<double>{0.1, 0.2, 0.3, -1e-310, 1e308, -4.0, 0.1, 0.2, 0.3,
+                                             -1e-310, 1e308, -4.0}));
+  EXPECT_EQ(run["sum"], (std::vector<double>{(0.1 + 0.2) + 0.3, (-1e-310 + 1e308) - 4.0}));
+  EXPECT_EQ(run["mean"], (std::vector<double>{((0.1 + 0.2) + 0.3) / 3.0, (1e308 - 4.0) / 3.0}));
+  EXPECT_EQ(run["max"], (std::vector<double>{0.1, 1e308, 0.3}));
+}
+
+std::string compileError(const std::string& text, const std::string& target = "host") {
+  ir::DispatchGraph g = dispatchGraph(text);
+  try {
+    TargetRequest request;
+    request.name = target;
+    generateKernels(g, resolveTarget(request));
+  } catch (const CompileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(F64Codegen, OpsWithoutF64KernelsAreRefusedByName) {
+  EXPECT_EQ(compileError(R"(graph @g {
+  input %x : f64[4]
+  %e = Exp(%x) : f64[4] loc("exp_node", "Exp")
+  output "e" = %e
+})"),
+            "node 'exp_node' (Exp): f64 is not supported for op Exp (kiln has no double-precision "
+            "kernel for it); export the model in float32");
+  EXPECT_EQ(compileError(R"(graph @g {
+  input %x : f64[1,1,4,4]
+  const %w : f64[1,1,3,3] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+  %y = Conv(%x, %w) : f64[1,1,2,2]
+  output "y" = %y
+})"),
+            "op %y (Conv): f64 is not supported for op Conv (kiln has no double-precision "
+            "kernel for it); export the model in float32");
+}
+
+TEST(F64Codegen, MicrocontrollerTargetsRefuseF64) {
+  EXPECT_EQ(compileError(R"(graph @g {
+  input %x : f64[4]
+  %y = Add(%x, %x) : f64[4] loc("add", "Add")
+  output "y" = %y
+})",
+                         "cortex-m33"),
+            "kernel 'add' computes in f64, which kiln does not support on target 'cortex-m33' "
+            "(no double-precision arithmetic on microcontrollers); export the model in float32");
+}
+
+}  // namespace
+}  // namespace kiln::codegen
