@@ -187,7 +187,8 @@ TEST(CliErrors, Compile) {
               "cannot open '/nonexistent/m.onnx': No such file or directory");
   expectError({"compile", model, "-o", out, "--target=pdp11"},
               "unknown --target 'pdp11'; valid targets: host, x86_64, x86_64-v3, x86_64-v4, "
-              "aarch64, riscv64, cortex-m4, cortex-m33, cortex-m7, rv32imac, rv32imafc");
+              "aarch64, aarch64-dotprod, riscv64, cortex-m4, cortex-m33, cortex-m7, rv32imac, "
+              "rv32imafc");
   expectError({"compile", model, "-o", out, "--input-shape=image"},
               "--input-shape=image: missing ':' between name and dims (expected NAME:DIMS, e.g. "
               "--input-shape=input:1x3x224x224)");

@@ -46,6 +46,18 @@ unsigned vectorLanes(const TargetConfig& target) {
   }
 }
 
+// The int8 dot-product instructions of the target (emit_quantized_dot.cpp); none on
+// microcontrollers, which keep the plain loops byte for byte.
+EmitTarget::Int8Dot int8DotFor(const TargetConfig& target) {
+  if (target.microcontroller) return EmitTarget::Int8Dot::None;
+  if (target.arch == TargetArch::AArch64)
+    return targetHasFeature(target, "dotprod") ? EmitTarget::Int8Dot::Sdot : EmitTarget::Int8Dot::None;
+  if (target.arch != TargetArch::X86_64 || !targetHasFeature(target, "avx2")) return EmitTarget::Int8Dot::None;
+  bool vnni = targetHasFeature(target, "avxvnni") ||
+              (targetHasFeature(target, "avx512vnni") && targetHasFeature(target, "avx512vl"));
+  return vnni ? EmitTarget::Int8Dot::Vnni : EmitTarget::Int8Dot::Avx2;
+}
+
 uint32_t emitKernelBody(KernelBuilder& kb) {
   switch (kb.desc().kind) {
     case KernelKind::Elementwise:
@@ -164,6 +176,7 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.vectorLanes = vectorLanes(target);
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
+  emitTarget.int8Dot = int8DotFor(target);
 
   CodegenResult result;
   result.output = target.output;

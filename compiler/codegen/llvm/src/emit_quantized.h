@@ -37,6 +37,18 @@ llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* inde
 // Sign-extends an integer element to i32 (i8/i16/i32 loads).
 llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v);
 
+// ---- conv / fully connected output (emit_quantized_conv.cpp) --------------------------------
+// The per-channel multipliers and shifts as tables (nullptr: one constant for every channel).
+struct QRescale {
+  llvm::Value* multipliers = nullptr;
+  llvm::Value* shifts = nullptr;
+};
+QRescale qMakeRescale(KernelBuilder& kb);
+// acc (+ bias[channel]) rescaled, + output zero point, clamped, stored as output element `at`
+// (`wide`: i64 accumulator and the 64-bit multiply of 16x8 ops).
+void qStoreConvOutput(KernelBuilder& kb, const QRescale& r, llvm::Value* acc, llvm::Value* channel,
+                      llvm::Value* at, bool wide);
+
 // ---- families ---------------------------------------------------------------------------
 uint32_t emitQuantizedConv(KernelBuilder& kb);            // Conv, DepthwiseConv, TransposeConv
 uint32_t emitQuantizedFullyConnected(KernelBuilder& kb);  // emit_quantized_conv.cpp
@@ -44,5 +56,10 @@ uint32_t emitQuantizedPool(KernelBuilder& kb);            // emit_quantized_pool
 uint32_t emitQuantizedSoftmax(KernelBuilder& kb);         // emit_quantized_pool.cpp
 uint32_t emitQuantizedMean(KernelBuilder& kb);            // emit_quantized_pool.cpp
 uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
+// Conv (group 1) and FullyConnected with int8 activations on the target's dot-product
+// instructions (EmitTarget::int8Dot), bit exact with the plain loops; emit_quantized_dot.cpp.
+bool quantizedDotApplies(KernelBuilder& kb);
+uint32_t emitQuantizedConvDot(KernelBuilder& kb);
+uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb);
 
 }  // namespace kiln::codegen::detail

@@ -4,7 +4,7 @@
 // per-channel MultiplyByQuantizedMultiplier, the output zero point and the activation clamp.
 // Plain loops: a work item is one output row (n, oh); the innermost loop runs over the input
 // channels of a tap, contiguous in both x and w (four per iteration), so fast variants can
-// tile it later. With constant i8 weights the input zero point leaves the inner loop: the
+// tile it later (targets with int8 dot products: emit_quantized_dot.cpp). With constant i8 weights the input zero point leaves the inner loop: the
 // accumulator starts at -zx * sum(w) and border taps add zx * w back (exact in wrapping i32).
 #include <functional>
 
@@ -12,16 +12,10 @@
 #include "emitters.h"
 
 namespace kiln::codegen::detail {
-namespace {
 
-struct Rescale {
-  llvm::Value* multipliers = nullptr;  // i32 table, or nullptr for one constant
-  llvm::Value* shifts = nullptr;
-};
-
-Rescale makeRescale(KernelBuilder& kb) {
+QRescale qMakeRescale(KernelBuilder& kb) {
   const QuantDesc& q = kb.desc().quant;
-  Rescale r;
+  QRescale r;
   if (q.multipliers.size() > 1) {
     r.multipliers = qTable(kb, q.multipliers, "qmult");
     r.shifts = qTable(kb, q.shifts, "qshift");
@@ -29,8 +23,7 @@ Rescale makeRescale(KernelBuilder& kb) {
   return r;
 }
 
-// Bias, rescale, output zero point, clamp; stores the result element `at`.
-void storeOutput(KernelBuilder& kb, const Rescale& r, llvm::Value* acc, llvm::Value* channel,
+void qStoreConvOutput(KernelBuilder& kb, const QRescale& r, llvm::Value* acc, llvm::Value* channel,
                  llvm::Value* at, bool wide) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
@@ -45,6 +38,8 @@ void storeOutput(KernelBuilder& kb, const Rescale& r, llvm::Value* acc, llvm::Va
   llvm::Value* y = qClamp(kb, ir.CreateAdd(scaled, qConst(kb, q.outputZeroPoint)), q.actMin, q.actMax);
   kb.store(kb.outputBinding(), d.output.type, at, ir.CreateTrunc(y, kb.elemType(d.output.type)));
 }
+
+namespace {
 
 // acc += w * (x - zx), in the accumulator's width.
 void accumulate(KernelBuilder& kb, llvm::Value* acc, llvm::Value* x, llvm::Value* w,
@@ -112,7 +107,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
   const bool wide = d.inputs[0].type == ElemType::I16;
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const Rescale rescale = makeRescale(kb);
+  const QRescale rescale = qMakeRescale(kb);
   llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
   llvm::Value* accs = kb.local(llvm::ArrayType::get(accType, uint64_t(OC)), "accs");
@@ -165,7 +160,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       });
       llvm::Value* pixel = ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
       kb.forRange(0, OC, [&](llvm::Value* oc) {
-        storeOutput(kb, rescale, ir.CreateLoad(accType, accAt(oc)), oc, ir.CreateAdd(pixel, oc), wide);
+        qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, accAt(oc)), oc, ir.CreateAdd(pixel, oc), wide);
       });
     });
   });
@@ -175,6 +170,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
 }  // namespace
 
 uint32_t emitQuantizedConv(KernelBuilder& kb) {
+  if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
@@ -189,7 +185,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   const bool wide = d.inputs[0].type == ElemType::I16;
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const Rescale rescale = makeRescale(kb);
+  const QRescale rescale = qMakeRescale(kb);
   const int64_t ocPerGroup = OC / d.groups, icPerGroup = ws[3];
   const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? OC / C : 1;
   if (q.op == QuantOp::DepthwiseConv &&
@@ -291,7 +287,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
           });
         }
         llvm::Value* at = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC)), oc);
-        storeOutput(kb, rescale, ir.CreateLoad(accType, acc), oc, at, wide);
+        qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, acc), oc, at, wide);
       });
     });
   });
@@ -300,6 +296,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
 }
 
 uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
+  if (quantizedDotApplies(kb)) return emitQuantizedFullyConnectedDot(kb);
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
@@ -307,7 +304,7 @@ uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
   const bool wide = d.inputs[0].type == ElemType::I16;
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const Rescale rescale = makeRescale(kb);
+  const QRescale rescale = qMakeRescale(kb);
   llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   kb.forWorkgroupShare(B * N, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(N));
@@ -321,7 +318,7 @@ uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
       llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wRow, k));
       accumulate(kb, acc, xv, wv, corrections ? 0 : q.inputZeroPoint, q.weightZeroPoint);
     });
-    storeOutput(kb, rescale, ir.CreateLoad(accType, acc), n, item, wide);
+    qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, acc), n, item, wide);
   });
   return workgroupsFor(B * N, K);
 }

@@ -118,6 +118,14 @@ void validateWithLlvm(TargetConfig& config) {
   }
 }
 
+bool targetHasFeature(const TargetConfig& config, const char* llvmName) {
+  initializeLlvmTargets();
+  const llvm::Target* target = lookupTarget(config.triple);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(config.triple, config.cpu, config.features));
+  return sti && sti->checkFeatures(std::string("+") + llvmName);
+}
+
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetConfig& config) {
   initializeLlvmTargets();
   const llvm::Target* target = lookupTarget(config.triple);

@@ -16,4 +16,7 @@ void initializeLlvmTargets();
 // from the config; stack sizes recorded in a .stack_sizes section.
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetConfig& config);
 
+// Whether the target's CPU and features enable LLVM feature `llvmName` (e.g. "avx512vnni").
+bool targetHasFeature(const TargetConfig& config, const char* llvmName);
+
 }  // namespace kiln::codegen::detail

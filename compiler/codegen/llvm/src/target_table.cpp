@@ -24,6 +24,9 @@ const FriendlyTarget kTargets[] = {
     {"x86_64-v3", "x86_64-unknown-linux-gnu", "x86-64-v3", "", FloatAbi::Hard, ""},
     {"x86_64-v4", "x86_64-unknown-linux-gnu", "x86-64-v4", "", FloatAbi::Hard, ""},
     {"aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon,+fp-armv8", FloatAbi::Hard, ""},
+    // Armv8.2-A dot product (sdot): Neoverse N1 and later, Cortex-A55/A76 and later, Apple M1.
+    {"aarch64-dotprod", "aarch64-unknown-linux-gnu", "generic", "+neon,+fp-armv8,+dotprod",
+     FloatAbi::Hard, ""},
     {"riscv64", "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", FloatAbi::Hard,
      "lp64d"},
     {"cortex-m4", "thumbv7em-none-eabi", "cortex-m4", "+soft-float,-fpregs", FloatAbi::Soft, ""},

@@ -1,0 +1,363 @@
+// The int8 dot-product kernels (emit_quantized_dot.cpp) against an independent reference
+// (TFLite's reference convolution / fully connected written out in plain C++ here):
+//   - run on this machine: the AVX2 kernels (host target) and, for comparison, the plain
+//     loops (x86_64 = x86-64-v2, no AVX2), on random int8 data with zero points, channel
+//     counts that are not multiples of 4 or 16, padding taps, strides, dilations, per-channel
+//     multipliers, with and without the compile-time zero-point correction;
+//   - VNNI (vpdpbusd, which this machine lacks): the kernel's optimised LLVM IR, with every
+//     vpdpbusd replaced by an IR function computing Intel's definition (u8 x s8, four
+//     products summed into each i32 lane), compiled for this machine and run: this checks
+//     the +128 transform and its zero-point bookkeeping, not the instruction itself;
+//   - AArch64 +dotprod and x86 VNNI objects contain sdot / vpdpbusd (llvm-objdump);
+//     microcontroller and plain-aarch64 objects do not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "kiln/codegen/codegen.h"
+#include "kiln/codegen/kernel_desc.h"
+#include "kiln/codegen/target_config.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+// ---- reference (TFLite common.h) -------------------------------------------------------------
+int32_t refSrdhm(int32_t a, int32_t b) {
+  if (a == b && a == INT32_MIN) return INT32_MAX;
+  int64_t ab = int64_t(a) * int64_t(b);
+  int64_t nudge = ab >= 0 ? (int64_t(1) << 30) : 1 - (int64_t(1) << 30);
+  return int32_t((ab + nudge) / (int64_t(1) << 31));
+}
+int32_t refRdivpot(int32_t x, int e) {
+  int32_t mask = int32_t((int64_t(1) << e) - 1);
+  int32_t rem = x & mask, threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (rem > threshold ? 1 : 0);
+}
+int32_t refMbqm(int32_t x, int32_t m, int shift) {
+  int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  return refRdivpot(refSrdhm(int32_t(uint32_t(x) << left), m), right);
+}
+
+template <typename T>
+std::vector<T> randomInts(size_t n, uint32_t seed, int64_t lo, int64_t hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& e : v) e = static_cast<T>(dist(rng));
+  return v;
+}
+
+TargetConfig target(const std::string& name, const std::string& features = "") {
+  TargetRequest request;
+  request.name = name;
+  request.features = features;
+  return resolveTarget(request);
+}
+
+// Runs the one kernel of `library` with every workgroup split; all splits must agree.
+std::vector<int8_t> runLibrary(const std::vector<uint8_t>& library, const KernelDesc& d,
+                               const std::vector<const void*>& inputs) {
+  testing::LoadedLibrary lib(library);
+  std::vector<int8_t> first;
+  for (uint32_t split : {1u, 3u, 64u}) {
+    std::vector<int8_t> out(size_t(d.output.elementCount()) + 1, 99);
+    std::vector<void*> bindings;
+    for (const void* p : inputs) bindings.push_back(const_cast<void*>(p));
+    bindings.push_back(out.data());
+    lib.run(0, bindings, split);
+    EXPECT_EQ(out.back(), 99) << "wrote past the output";
+    out.pop_back();
+    if (first.empty()) {
+      first = out;
+    } else {
+      EXPECT_EQ(first, out) << "workgroup split " << split;
+    }
+  }
+  return first;
+}
+
+std::vector<int8_t> run(const KernelDesc& d, const std::vector<const void*>& inputs,
+                        const TargetConfig& t) {
+  return runLibrary(generateKernels({d}, t).bytes, d, inputs);
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Intel's VPDPBUSD on one 128-bit lane set: acc[i] += sum_j u8(a[4i+j]) * s8(b[4i+j]).
+const char* kVpdpbusdEmulation = R"(
+define internal <4 x i32> @kiln_test_vpdpbusd(<4 x i32> %acc, <4 x i32> %a, <4 x i32> %b) {
+  %ab = bitcast <4 x i32> %a to <16 x i8>
+  %bb = bitcast <4 x i32> %b to <16 x i8>
+  %az = zext <16 x i8> %ab to <16 x i32>
+  %bs = sext <16 x i8> %bb to <16 x i32>
+  %p = mul <16 x i32> %az, %bs
+  %p0 = shufflevector <16 x i32> %p, <16 x i32> poison, <4 x i32> <i32 0, i32 4, i32 8, i32 12>
+  %p1 = shufflevector <16 x i32> %p, <16 x i32> poison, <4 x i32> <i32 1, i32 5, i32 9, i32 13>
+  %p2 = shufflevector <16 x i32> %p, <16 x i32> poison, <4 x i32> <i32 2, i32 6, i32 10, i32 14>
+  %p3 = shufflevector <16 x i32> %p, <16 x i32> poison, <4 x i32> <i32 3, i32 7, i32 11, i32 15>
+  %s01 = add <4 x i32> %p0, %p1
+  %s23 = add <4 x i32> %p2, %p3
+  %s = add <4 x i32> %s01, %s23
+  %r = add <4 x i32> %acc, %s
+  ret <4 x i32> %r
+}
+)";
+
+// The kernel generated for a VNNI target, run here with vpdpbusd emulated (see the top).
+std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const void*>& inputs) {
+  std::string irPath = testing::writeTempFile({}, ".ll");
+  CodegenOptions options;
+  options.dumpIrPath = irPath;
+  generateKernels({d}, target("x86_64-v4", "+avx512vnni"), options);
+  std::string ir = readText(irPath);
+  const std::string intrinsic = "@llvm.x86.avx512.vpdpbusd.128";
+  EXPECT_NE(ir.find(intrinsic), std::string::npos) << "no vpdpbusd in the VNNI kernel";
+  ir = std::regex_replace(
+      ir,
+      std::regex("declare [^\n]*" + std::regex_replace(intrinsic, std::regex("\\."), "\\.") +
+                 "[^\n]*\n"),
+      "");
+  size_t at;
+  while ((at = ir.find(intrinsic)) != std::string::npos)
+    ir.replace(at, intrinsic.size(), "@kiln_test_vpdpbusd");
+  // Run on this machine: drop the AVX-512 CPU and features of the functions.
+  ir = std::regex_replace(ir, std::regex(R"re("target-(cpu|features)"="[^"]*")re"), "");
+  ir = std::regex_replace(ir, std::regex(R"re("tune-cpu"="[^"]*")re"), "");
+  ir += kVpdpbusdEmulation;
+  std::ofstream(irPath) << ir;
+  std::string soPath = irPath + ".so";
+  std::string log = testing::runTool(
+      "clang", "-O2 -march=x86-64-v3 -shared -fPIC -nostdlib -Wno-override-module -o " + soPath +
+                   " " + irPath);
+  std::ifstream so(soPath, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(so)),
+                             std::istreambuf_iterator<char>());
+  std::remove(irPath.c_str());
+  std::remove(soPath.c_str());
+  if (bytes.empty()) {
+    ADD_FAILURE() << "clang failed: " << log;
+    return {};
+  }
+  return runLibrary(bytes, d, inputs);
+}
+
+// ---- convolution cases -------------------------------------------------------------------------
+struct ConvCase {
+  int64_t h, w, c, oc, kh, kw;
+  std::array<int64_t, 2> strides, dilations;
+  std::array<int64_t, 4> pads;
+  int32_t zx;
+  bool bias, perChannel;
+};
+
+struct Problem {
+  KernelDesc desc;
+  std::vector<int8_t> x, w;
+  std::vector<int32_t> b;
+  std::vector<int8_t> want;
+  std::vector<const void*> inputs() const {
+    std::vector<const void*> v = {x.data(), w.data()};
+    if (!b.empty()) v.push_back(b.data());
+    return v;
+  }
+  // -zx * sum(w) per output channel, as the lowering computes it for constant weights.
+  void addCorrections() {
+    const int64_t channels = desc.output.shape.back();
+    const int64_t per = int64_t(w.size()) / channels;
+    desc.quant.zeroPointCorrection.clear();
+    for (int64_t o = 0; o < channels; ++o) {
+      uint32_t sum = 0;
+      for (int64_t i = 0; i < per; ++i) sum += uint32_t(int32_t(w[size_t(o * per + i)]));
+      desc.quant.zeroPointCorrection.push_back(int32_t(uint32_t(-desc.quant.inputZeroPoint) * sum));
+    }
+  }
+};
+
+void setRescale(QuantDesc& q, int64_t channels, bool perChannel, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int64_t o = 0; o < (perChannel ? channels : 1); ++o) {
+    q.multipliers.push_back(int32_t(1 << 30) + int32_t(rng() % (1 << 30)));
+    q.shifts.push_back(-int32_t(7 + rng() % 4));
+  }
+  q.outputZeroPoint = 3;
+  q.actMin = -125, q.actMax = 120;
+}
+
+int8_t finish(int32_t acc, const QuantDesc& q, int64_t channel) {
+  size_t c = q.multipliers.size() > 1 ? size_t(channel) : 0;
+  int32_t y = refMbqm(acc, q.multipliers[c], q.shifts[c]) + q.outputZeroPoint;
+  return int8_t(std::min(std::max(y, q.actMin), q.actMax));
+}
+
+// `fill`: every activation and weight this value instead of random ones.
+Problem convProblem(const ConvCase& t, std::optional<int8_t> fill = std::nullopt) {
+  const int64_t oh =
+      (t.h + t.pads[0] + t.pads[2] - ((t.kh - 1) * t.dilations[0] + 1)) / t.strides[0] + 1;
+  const int64_t ow =
+      (t.w + t.pads[1] + t.pads[3] - ((t.kw - 1) * t.dilations[1] + 1)) / t.strides[1] + 1;
+  Problem p;
+  KernelDesc& d = p.desc;
+  d.kind = KernelKind::Quantized;
+  d.name = "qdot";
+  d.quant.op = QuantOp::Conv;
+  d.inputs = {{ElemType::I8, {1, t.h, t.w, t.c}}, {ElemType::I8, {t.oc, t.kh, t.kw, t.c}}};
+  if (t.bias) d.inputs.push_back({ElemType::I32, {t.oc}});
+  d.output = {ElemType::I8, {1, oh, ow, t.oc}};
+  d.kernelShape = {t.kh, t.kw};
+  d.strides = t.strides;
+  d.dilations = t.dilations;
+  d.pads = t.pads;
+  QuantDesc& q = d.quant;
+  q.inputZeroPoint = t.zx;
+  setRescale(q, t.oc, t.perChannel, 5);
+  p.x = randomInts<int8_t>(size_t(t.h * t.w * t.c), 11, -128, 127);
+  p.w = randomInts<int8_t>(size_t(t.oc * t.kh * t.kw * t.c), 12, -127, 127);
+  if (t.bias) p.b = randomInts<int32_t>(size_t(t.oc), 13, -30000, 30000);
+  if (fill) {
+    std::fill(p.x.begin(), p.x.end(), *fill);
+    std::fill(p.w.begin(), p.w.end(), *fill);
+  }
+  for (int64_t i = 0; i < oh; ++i)
+    for (int64_t j = 0; j < ow; ++j)
+      for (int64_t o = 0; o < t.oc; ++o) {
+        int32_t acc = t.bias ? p.b[size_t(o)] : 0;
+        for (int64_t ki = 0; ki < t.kh; ++ki)
+          for (int64_t kj = 0; kj < t.kw; ++kj) {
+            int64_t ih = i * t.strides[0] - t.pads[0] + ki * t.dilations[0];
+            int64_t iw = j * t.strides[1] - t.pads[1] + kj * t.dilations[1];
+            if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;  // padding taps skipped
+            for (int64_t c = 0; c < t.c; ++c) {
+              int32_t xv = p.x[size_t((ih * t.w + iw) * t.c + c)];
+              int32_t wv = p.w[size_t(((o * t.kh + ki) * t.kw + kj) * t.c + c)];
+              acc += wv * (xv - t.zx);
+            }
+          }
+        p.want.push_back(finish(acc, q, o));
+      }
+  return p;
+}
+
+// Every way this machine can run the case gives the reference bytes.
+void checkConvCase(const ConvCase& t) {
+  Problem p = convProblem(t);
+  for (bool corrected : {false, true}) {
+    if (corrected) p.addCorrections();
+    SCOPED_TRACE(corrected ? "with the zero-point correction" : "zero point in the kernel");
+    EXPECT_EQ(run(p.desc, p.inputs(), target("host")), p.want) << "host (AVX2 dot products)";
+    EXPECT_EQ(run(p.desc, p.inputs(), target("x86_64")), p.want) << "x86-64-v2 (plain loops)";
+    EXPECT_EQ(runVnniEmulated(p.desc, p.inputs()), p.want) << "VNNI kernel, vpdpbusd emulated";
+  }
+}
+
+TEST(QuantizedDot, Conv3x3PaddedChannelsNotMultiplesOf16Or4) {
+  checkConvCase({6, 7, 37, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true});
+}
+TEST(QuantizedDot, Conv1x1StridedNoBias) {
+  checkConvCase({5, 6, 48, 16, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, 5, false, true});
+}
+TEST(QuantizedDot, ConvDilatedAsymmetricPadsTapByTap) {
+  checkConvCase({7, 8, 20, 5, 3, 3, {2, 1}, {2, 2}, {2, 1, 0, 2}, -100, true, true});
+}
+TEST(QuantizedDot, ConvFewChannelsWholeRowSpans) {
+  // C = 8 < 16: only whole kernel rows (3 taps, 24 bytes) reach the dot product.
+  checkConvCase({6, 9, 8, 6, 3, 3, {1, 2}, {1, 1}, {1, 1, 1, 1}, 17, true, true});
+}
+TEST(QuantizedDot, ConvInputZeroPointMinus128AndZero) {
+  // -128: VNNI's shifted zero point is 0; 0: the plain kernels need no correction.
+  checkConvCase({5, 5, 16, 4, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -128, true, true});
+  checkConvCase({5, 5, 16, 4, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, true, true});
+}
+TEST(QuantizedDot, ConvTallKernelExtremeValues) {
+  // Every activation and weight -128: the largest products the i32 lanes sum, with
+  // x - zx = 0 (zx = -128) and x - zx = -255 (zx = 127).
+  for (int32_t zx : {-128, 127}) {
+    Problem p =
+        convProblem({9, 2, 32, 9, 5, 1, {1, 1}, {1, 1}, {2, 0, 2, 0}, zx, true, true}, -128);
+    p.addCorrections();
+    EXPECT_EQ(run(p.desc, p.inputs(), target("host")), p.want) << "zx " << zx;
+    EXPECT_EQ(runVnniEmulated(p.desc, p.inputs()), p.want) << "zx " << zx;
+  }
+}
+
+// ---- fully connected ---------------------------------------------------------------------------
+Problem fcProblem(int64_t batch, int64_t k, int64_t n, int32_t zx, bool perChannel) {
+  Problem p;
+  KernelDesc& d = p.desc;
+  d.kind = KernelKind::Quantized;
+  d.name = "qfc";
+  d.quant.op = QuantOp::FullyConnected;
+  d.inputs = {{ElemType::I8, {batch, k}}, {ElemType::I8, {n, k}}, {ElemType::I32, {n}}};
+  d.output = {ElemType::I8, {batch, n}};
+  d.quant.inputZeroPoint = zx;
+  setRescale(d.quant, n, perChannel, 7);
+  p.x = randomInts<int8_t>(size_t(batch * k), 21, -128, 127);
+  p.w = randomInts<int8_t>(size_t(n * k), 22, -127, 127);
+  p.b = randomInts<int32_t>(size_t(n), 23, -9000, 9000);
+  for (int64_t r = 0; r < batch; ++r)
+    for (int64_t o = 0; o < n; ++o) {
+      int32_t acc = p.b[size_t(o)];
+      for (int64_t i = 0; i < k; ++i) acc += p.w[size_t(o * k + i)] * (p.x[size_t(r * k + i)] - zx);
+      p.want.push_back(finish(acc, d.quant, o));
+    }
+  return p;
+}
+
+TEST(QuantizedDot, FullyConnectedBatchesAndTails) {
+  for (auto [batch, k, n, zx, perChannel] : {std::tuple{3, 50, 7, 12, true},
+                                             {1, 16, 4, -128, false},
+                                             {2, 100, 9, 0, true},
+                                             {1, 640, 13, -1, false}}) {
+    SCOPED_TRACE("B=" + std::to_string(batch) + " K=" + std::to_string(k) +
+                 " N=" + std::to_string(n));
+    Problem p = fcProblem(batch, k, n, zx, perChannel);
+    for (bool corrected : {false, true}) {
+      if (corrected) p.addCorrections();
+      EXPECT_EQ(run(p.desc, p.inputs(), target("host")), p.want);
+      EXPECT_EQ(run(p.desc, p.inputs(), target("x86_64")), p.want);
+      EXPECT_EQ(runVnniEmulated(p.desc, p.inputs()), p.want);
+    }
+  }
+}
+
+// ---- the instructions in the objects -----------------------------------------------------------
+std::string disassemble(const KernelDesc& d, const TargetConfig& t) {
+  CodegenResult r = generateKernels({d}, t);
+  std::string path =
+      testing::writeTempFile(r.bytes, t.output == KernelOutput::SharedElf ? ".so" : ".o");
+  std::string text = testing::runTool(
+      "llvm-objdump", "-d --no-show-raw-insn --mcpu=" + t.cpu +
+                          " --mattr=" + (t.features.empty() ? "+neon" : t.features) + " " + path);
+  std::remove(path.c_str());
+  return text;
+}
+
+TEST(QuantizedDot, ObjectsUseTheTargetsDotProductInstructions) {
+  Problem conv = convProblem({6, 7, 37, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true});
+  conv.addCorrections();
+  Problem fc = fcProblem(1, 64, 8, 3, true);
+  for (const KernelDesc* d : {&conv.desc, &fc.desc}) {
+    EXPECT_NE(disassemble(*d, target("aarch64-dotprod")).find("sdot"), std::string::npos);
+    EXPECT_NE(disassemble(*d, target("aarch64", "+dotprod")).find("sdot"), std::string::npos);
+    EXPECT_EQ(disassemble(*d, target("aarch64")).find("sdot"), std::string::npos);
+    EXPECT_NE(disassemble(*d, target("x86_64-v4", "+avx512vnni")).find("vpdpbusd"),
+              std::string::npos);
+    EXPECT_NE(disassemble(*d, target("x86_64-v3", "+avxvnni")).find("vpdpbusd"), std::string::npos);
+    EXPECT_NE(disassemble(*d, target("x86_64-v3")).find("vpmaddwd"), std::string::npos);
+    EXPECT_EQ(disassemble(*d, target("x86_64-v3")).find("vpdpbusd"), std::string::npos);
+    EXPECT_EQ(disassemble(*d, target("cortex-m33")).find("sdot"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen

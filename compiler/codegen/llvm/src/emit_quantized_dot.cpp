@@ -1,0 +1,385 @@
+// Int8 convolution (group 1) and fully connected layers on the target's dot-product
+// instructions, bit exact with the plain loops of emit_quantized_conv.cpp (TFLite reference
+// semantics): every product of two int8 values and every partial sum is exact in wrapping
+// i32, and i32 addition is associative, so only the order of the additions changes.
+//   - x86 AVX2: the 16 bytes of x and of w sign-extended to i16, vpmaddwd (pairs of products
+//     summed into i32) added to an <8 x i32> accumulator.
+//   - x86 AVX-VNNI / AVX512-VNNI+VL: vpdpbusd multiplies u8 by s8, so x goes in as x + 128
+//     (x xor 0x80) and the accumulator starts 128 * sum(w) lower (see "offset" below).
+//   - AArch64 +dotprod: sdot on <16 x i8>, four i32 lanes of four-product sums.
+// A block of kBlock output channels shares every 16-byte load of x. The reduction runs over
+// the contiguous input channels of one tap, or over a whole kernel row (KW taps, KW * C
+// bytes, contiguous in x and w when the dilation is 1 and the row lies inside the image).
+// Leftover channels (C mod 16) are scalar; the lanes are summed once per output element.
+//
+// Input zero point: with offset o (128 for VNNI, else 0) the kernels accumulate (x + o) * w
+// and need z = zx + o subtracted: the accumulator starts at -z * sum(w) (the lowering's
+// compile-time correction when o = 0 and the weights are constant, otherwise sums of the
+// weights computed by the kernel) and taps outside the image add z * w back.
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include "emit_quantized.h"
+#include "emitters.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+using Int8Dot = EmitTarget::Int8Dot;
+
+constexpr int64_t kChunk = 16;  // bytes of x and of w per dot-product step
+constexpr int64_t kBlock = 4;   // output channels per block (one x load serves all)
+// Largest stack table of per-channel weight sums a convolution computes for itself.
+constexpr int64_t kMaxWeightSumChannels = 4096;
+
+// The target's dot-product step on 16 int8 values of x and w.
+class DotUnit {
+ public:
+  DotUnit(KernelBuilder& kb) : kb_(kb), ir_(kb.b()), kind_(kb.target().int8Dot) {}
+
+  int32_t offset() const { return kind_ == Int8Dot::Vnni ? 128 : 0; }
+
+  llvm::Type* accType() const {
+    return llvm::FixedVectorType::get(ir_.getInt32Ty(), kind_ == Int8Dot::Avx2 ? 8 : 4);
+  }
+  llvm::Value* zero() const { return llvm::Constant::getNullValue(accType()); }
+
+  // 16 consecutive int8 elements of `binding` from `index`, in the form dot() takes.
+  llvm::Value* loadX(unsigned binding, llvm::Value* index) {
+    return prepare(load(binding, index), true);
+  }
+  llvm::Value* loadW(unsigned binding, llvm::Value* index) {
+    return prepare(load(binding, index), false);
+  }
+
+  // acc + the products of x and w summed into acc's lanes (x already offset for VNNI).
+  llvm::Value* dot(llvm::Value* acc, llvm::Value* x, llvm::Value* w) {
+    switch (kind_) {
+      case Int8Dot::Avx2:
+        return ir_.CreateAdd(acc,
+                             ir_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_pmadd_wd, {}, {x, w}));
+      case Int8Dot::Vnni:
+        return ir_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpdpbusd_128, {}, {acc, x, w});
+      case Int8Dot::Sdot:
+        return ir_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {accType(), x->getType()},
+                                   {acc, x, w});
+      case Int8Dot::None:
+        break;
+    }
+    return acc;
+  }
+
+  llvm::Value* sum(llvm::Value* acc) { return ir_.CreateAddReduce(acc); }
+
+ private:
+  llvm::Value* load(unsigned binding, llvm::Value* index) {
+    llvm::Type* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), kChunk);
+    llvm::Value* address =
+        ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(binding), index);
+    return ir_.CreateAlignedLoad(bytes, address, llvm::Align(1));
+  }
+
+  llvm::Value* prepare(llvm::Value* bytes, bool isX) {
+    switch (kind_) {
+      case Int8Dot::Avx2:
+        return ir_.CreateSExt(bytes, llvm::FixedVectorType::get(ir_.getInt16Ty(), kChunk));
+      case Int8Dot::Vnni: {
+        if (isX) bytes = ir_.CreateXor(bytes, llvm::ConstantInt::get(bytes->getType(), 0x80));
+        return ir_.CreateBitCast(bytes, llvm::FixedVectorType::get(ir_.getInt32Ty(), 4));
+      }
+      default:
+        return bytes;
+    }
+  }
+
+  KernelBuilder& kb_;
+  llvm::IRBuilder<>& ir_;
+  Int8Dot kind_;
+};
+
+// The accumulators of one block of output channels: a vector and a scalar part each.
+struct Block {
+  std::vector<llvm::Value*> channel;  // index type; the last channel repeated past the end
+  std::vector<llvm::Value*> wBase;    // index of the channel's weights of the current span
+  std::vector<llvm::Value*> vacc, sacc;
+};
+
+// Where the accumulators start: -z * sum(w) per channel, from the lowering's table or from
+// sums the kernel computes (zero point z = zx + offset).
+struct ZeroPoint {
+  int32_t z = 0;
+  llvm::Value* corrections = nullptr;  // i32 table of -zx * sum(w) (offset 0 only)
+  llvm::Value* sums = nullptr;         // stack array of sum(w) per channel
+};
+
+// sacc[j] += (x + offset) * w over `length` scalars from xIndex / block.wBase[j] + wStart,
+// or z * w when xIndex is null (a tap outside the image).
+void scalarSpan(KernelBuilder& kb, Block& block, llvm::Value* xIndex, int64_t wStart,
+                int64_t length, int32_t offset, int32_t z) {
+  llvm::IRBuilder<>& ir = kb.b();
+  kb.forRange(0, length, [&](llvm::Value* k) {
+    llvm::Value* xv =
+        xIndex ? ir.CreateAdd(qToI32(kb, kb.load(0, ElemType::I8, ir.CreateAdd(xIndex, k))),
+                              qConst(kb, offset))
+               : qConst(kb, z);
+    for (size_t j = 0; j < block.sacc.size(); ++j) {
+      llvm::Value* wi = ir.CreateAdd(block.wBase[j], ir.CreateAdd(kb.index(wStart), k));
+      llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, wi));
+      llvm::Value* p = block.sacc[j];
+      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(ir.getInt32Ty(), p), ir.CreateMul(xv, wv)), p);
+    }
+  });
+}
+
+// Accumulates the dot products of `length` contiguous int8 values of x (from xIndex) with
+// those of every channel of the block (from block.wBase[j]).
+void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* xIndex, int64_t length) {
+  llvm::IRBuilder<>& ir = kb.b();
+  const int64_t chunks = length / kChunk;
+  if (chunks > 0) {
+    kb.forRange(0, chunks, [&](llvm::Value* c) {
+      llvm::Value* at = ir.CreateMul(c, kb.index(kChunk));
+      llvm::Value* xv = unit.loadX(0, ir.CreateAdd(xIndex, at));
+      for (size_t j = 0; j < block.vacc.size(); ++j) {
+        llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[j], at));
+        llvm::Value* p = block.vacc[j];
+        ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), p), xv, wv), p);
+      }
+    });
+  }
+  if (length % kChunk != 0) {
+    scalarSpan(kb, block, ir.CreateAdd(xIndex, kb.index(chunks * kChunk)), chunks * kChunk,
+               length % kChunk, unit.offset(), 0);
+  }
+}
+
+// Output channels base + j (j < kBlock), the last one repeated past `count`: the repeated
+// lanes compute and store the same value again, which keeps the block's code straight.
+std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, int64_t count) {
+  llvm::IRBuilder<>& ir = kb.b();
+  std::vector<llvm::Value*> channels;
+  for (int64_t j = 0; j < kBlock; ++j) {
+    llvm::Value* c = ir.CreateAdd(base, kb.index(j));
+    if (count % kBlock != 0) {
+      c = ir.CreateSelect(ir.CreateICmpULT(c, kb.index(count)), c, kb.index(count - 1));
+    }
+    channels.push_back(c);
+  }
+  return channels;
+}
+
+// Sets the block's accumulators to their start for its channels.
+void startBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const ZeroPoint& zp,
+                const std::vector<llvm::Value*>& vaccSlots,
+                const std::vector<llvm::Value*>& saccSlots) {
+  llvm::IRBuilder<>& ir = kb.b();
+  block.vacc = vaccSlots;
+  block.sacc = saccSlots;
+  for (int64_t j = 0; j < kBlock; ++j) {
+    ir.CreateStore(unit.zero(), block.vacc[size_t(j)]);
+    llvm::Value* start = qConst(kb, 0);
+    if (zp.corrections) {
+      start = qTableLoad(kb, zp.corrections, block.channel[size_t(j)]);
+    } else if (zp.sums) {
+      llvm::Value* s =
+          ir.CreateLoad(ir.getInt32Ty(),
+                        ir.CreateInBoundsGEP(ir.getInt32Ty(), zp.sums, block.channel[size_t(j)]));
+      start = ir.CreateMul(s, qConst(kb, -zp.z));
+    }
+    ir.CreateStore(start, block.sacc[size_t(j)]);
+  }
+}
+
+// Sums the block's lanes and stores its outputs at outBase + channel.
+void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
+                 llvm::Value* outBase) {
+  llvm::IRBuilder<>& ir = kb.b();
+  for (int64_t j = 0; j < kBlock; ++j) {
+    llvm::Value* acc = ir.CreateAdd(unit.sum(ir.CreateLoad(unit.accType(), block.vacc[size_t(j)])),
+                                    ir.CreateLoad(ir.getInt32Ty(), block.sacc[size_t(j)]));
+    llvm::Value* channel = block.channel[size_t(j)];
+    qStoreConvOutput(kb, rescale, acc, channel, ir.CreateAdd(outBase, channel), false);
+  }
+}
+
+void makeSlots(KernelBuilder& kb, DotUnit& unit, std::vector<llvm::Value*>& vacc,
+               std::vector<llvm::Value*>& sacc) {
+  for (int64_t j = 0; j < kBlock; ++j) {
+    vacc.push_back(kb.local(unit.accType(), "vacc"));
+    sacc.push_back(kb.local(kb.b().getInt32Ty(), "sacc"));
+  }
+}
+
+// The zero-point plan for `channels` output channels whose weights are `perChannel`
+// consecutive int8 values each (OHWI / [N, K]). Emits the weight sums when they are needed.
+ZeroPoint planZeroPoint(KernelBuilder& kb, const DotUnit& unit, int64_t channels,
+                        int64_t perChannel) {
+  const QuantDesc& q = kb.desc().quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  ZeroPoint zp;
+  zp.z = q.inputZeroPoint + unit.offset();
+  if (zp.z == 0) return zp;
+  if (unit.offset() == 0 && !q.zeroPointCorrection.empty()) {
+    zp.corrections = qTable(kb, q.zeroPointCorrection, "qzpc");
+    return zp;
+  }
+  llvm::Type* i32 = ir.getInt32Ty();
+  zp.sums = kb.local(llvm::ArrayType::get(i32, uint64_t(channels)), "wsums");
+  kb.forRange(0, channels, [&](llvm::Value* c) {
+    llvm::Value* slot = ir.CreateInBoundsGEP(i32, zp.sums, c);
+    ir.CreateStore(qConst(kb, 0), slot);
+    llvm::Value* base = ir.CreateMul(c, kb.index(perChannel));
+    kb.forRange(0, perChannel, [&](llvm::Value* k) {
+      llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, ir.CreateAdd(base, k)));
+      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(i32, slot), wv), slot);
+    });
+  });
+  return zp;
+}
+
+llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
+  llvm::IRBuilder<>& ir = kb.b();
+  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
+}
+
+}  // namespace
+
+bool quantizedDotApplies(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  if (kb.target().int8Dot == Int8Dot::None || kb.target().optimizeForSize) return false;
+  if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8) return false;
+  if (q.op == QuantOp::FullyConnected)
+    return q.weightZeroPoint == 0 && d.inputs[0].shape[1] >= kChunk;
+  if (q.op != QuantOp::Conv || d.groups != 1) return false;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const int64_t C = ws[3], KW = ws[2];
+  const int64_t rowSpan = d.dilations[1] == 1 ? KW * C : C;
+  if (rowSpan < kChunk) return false;
+  // Kernels that compute their weight sums keep them in a stack table.
+  const bool needsSums = q.inputZeroPoint + (kb.target().int8Dot == Int8Dot::Vnni ? 128 : 0) != 0 &&
+                         (kb.target().int8Dot == Int8Dot::Vnni || q.zeroPointCorrection.empty());
+  return !needsSums || ws[0] <= kMaxWeightSumChannels;
+}
+
+uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& ir = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
+  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
+  const int64_t KH = ws[1], KW = ws[2];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t pt = d.pads[0], pl = d.pads[1];
+  // Whole kernel rows as one span where they are contiguous (and worth it).
+  const bool rowSpans = dw == 1 && KW > 1;
+  DotUnit unit(kb);
+  const QRescale rescale = qMakeRescale(kb);
+  const ZeroPoint zp = planZeroPoint(kb, unit, OC, KH * KW * C);
+  std::vector<llvm::Value*> vaccSlots, saccSlots;
+  makeSlots(kb, unit, vaccSlots, saccSlots);
+  const int64_t blocks = (OC + kBlock - 1) / kBlock;
+
+  const int64_t rows = N * OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    llvm::Value *n = c[0], *oh = c[1];
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
+    kb.forRange(0, OW, [&](llvm::Value* ow) {
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+      llvm::Value* outBase =
+          ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
+      kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
+        Block block;
+        block.channel = blockChannels(kb, ir.CreateMul(blockIndex, kb.index(kBlock)), OC);
+        startBlock(kb, unit, block, zp, vaccSlots, saccSlots);
+        // Weights of tap `tap` (kh * KW + kw) of every channel of the block.
+        auto pointWeightsAt = [&](llvm::Value* tap) {
+          block.wBase.clear();
+          for (llvm::Value* oc : block.channel) {
+            block.wBase.push_back(
+                ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(C)));
+          }
+        };
+        auto xAt = [&](llvm::Value* ih, llvm::Value* iw) {
+          return ir.CreateAdd(
+              xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+        };
+        // One tap at a time: inside the image a dot span over C, outside z * w.
+        auto tapByTap = [&](llvm::Value* kh, llvm::Value* ih, bool rowInside) {
+          kb.forRange(0, KW, [&](llvm::Value* kw) {
+            llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+            pointWeightsAt(tap);
+            if (!rowInside) {
+              scalarSpan(kb, block, nullptr, 0, C, unit.offset(), zp.z);
+              return;
+            }
+            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
+            llvm::Value* colInside = insideRange(kb, iw, W);
+            kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, xAt(ih, iw), C); });
+            if (zp.z != 0) {
+              kb.ifThen(ir.CreateNot(colInside),
+                        [&] { scalarSpan(kb, block, nullptr, 0, C, unit.offset(), zp.z); });
+            }
+          });
+        };
+        kb.forRange(0, KH, [&](llvm::Value* kh) {
+          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
+          llvm::Value* rowInside = insideRange(kb, ih, H);
+          kb.ifThen(rowInside, [&] {
+            if (!rowSpans) {
+              tapByTap(kh, ih, true);
+              return;
+            }
+            llvm::Value* whole = ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
+                                              ir.CreateICmpSLT(iwStart, kb.index(W - KW + 1)));
+            kb.ifThen(whole, [&] {
+              pointWeightsAt(ir.CreateMul(kh, kb.index(KW)));
+              dotSpan(kb, unit, block, xAt(ih, iwStart), KW * C);
+            });
+            kb.ifThen(ir.CreateNot(whole), [&] { tapByTap(kh, ih, true); });
+          });
+          if (zp.z != 0) kb.ifThen(ir.CreateNot(rowInside), [&] { tapByTap(kh, nullptr, false); });
+        });
+        finishBlock(kb, unit, block, rescale, outBase);
+      });
+    });
+  });
+  return workgroupsFor(rows, OW * OC * KH * KW * C);
+}
+
+uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  llvm::IRBuilder<>& ir = kb.b();
+  const int64_t B = d.inputs[0].shape[0], K = d.inputs[0].shape[1], N = d.inputs[1].shape[0];
+  DotUnit unit(kb);
+  const QRescale rescale = qMakeRescale(kb);
+  std::vector<llvm::Value*> vaccSlots, saccSlots;
+  makeSlots(kb, unit, vaccSlots, saccSlots);
+  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  // A fully connected layer computes its weight sums per block (no table of all N).
+  const QuantDesc& q = d.quant;
+  const int32_t z = q.inputZeroPoint + unit.offset();
+  const bool ownSums = z != 0 && (unit.offset() != 0 || q.zeroPointCorrection.empty());
+  ZeroPoint zp;
+  zp.z = z;
+  if (z != 0 && !ownSums) zp.corrections = qTable(kb, q.zeroPointCorrection, "qzpc");
+  kb.forWorkgroupShare(B * blocks, [&](llvm::Value* item) {
+    llvm::Value* b = ir.CreateUDiv(item, kb.index(blocks));
+    llvm::Value* blockIndex = ir.CreateURem(item, kb.index(blocks));
+    Block block;
+    block.channel = blockChannels(kb, ir.CreateMul(blockIndex, kb.index(kBlock)), N);
+    startBlock(kb, unit, block, zp, vaccSlots, saccSlots);
+    for (llvm::Value* n : block.channel) block.wBase.push_back(ir.CreateMul(n, kb.index(K)));
+    // -z * sum(w): the same accumulators, run once over the weights with x = z.
+    if (ownSums) scalarSpan(kb, block, nullptr, 0, K, unit.offset(), -z);
+    dotSpan(kb, unit, block, ir.CreateMul(b, kb.index(K)), K);
+    finishBlock(kb, unit, block, rescale, ir.CreateMul(b, kb.index(N)));
+  });
+  return workgroupsFor(B * blocks, K * kBlock);
+}
+
+}  // namespace kiln::codegen::detail
