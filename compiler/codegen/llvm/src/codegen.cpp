@@ -62,8 +62,11 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
   switch (kb.desc().kind) {
     case KernelKind::Elementwise:
       return emitElementwise(kb);
-    case KernelKind::Conv:
+    case KernelKind::Conv: {
+      uint32_t workgroups = 0;
+      if (emitConvDepthwise(kb, workgroups)) return workgroups;
       return emitConv(kb);
+    }
     case KernelKind::MatMul:
       return emitMatMul(kb);
     case KernelKind::Pool:

@@ -1,11 +1,18 @@
 // Max and average pooling over NCHW or NCDHW (kernel, strides, dilations, pads; ceil mode is
-// already in the output shape). Same shape as the plain convolution: each workgroup item is
+// already in the output shape). On targets with vector registers, 2-D pools with dilation 1
+// and width stride 1 or 2 are vectorised along the output columns (window_tiles.h: groups of
+// output rows share each input vector; padding reads -inf for max, 0 for average, from lane
+// masks and a pad row); the average divides each lane by its own tap count, a constant per
+// lane in the edge tiles. Otherwise (microcontrollers, 3-D, dilated) each workgroup item is
 // one output row, combined in place tap by tap over the columns whose input is inside the
-// image; the average divides by the number of taps counted (padding included or not).
+// image, like the plain convolution.
+#include <algorithm>
+
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
 #include "window_columns.h"
+#include "window_tiles.h"
 
 namespace kiln::codegen::detail {
 namespace {
@@ -24,9 +31,111 @@ llvm::Value* tapCount(KernelBuilder& kb, llvm::Value* start, int64_t kernel, int
   return count;
 }
 
+// Taps k in [0, kernel) with start + k inside [lo, hi) (compile-time form of tapCount).
+int64_t tapCountOf(int64_t start, int64_t kernel, int64_t lo, int64_t hi) {
+  int64_t count = 0;
+  for (int64_t k = 0; k < kernel; ++k) count += start + k >= lo && start + k < hi;
+  return count;
+}
+
+// The vectorised 2-D pool (dilation 1, width stride 1 or 2), if it applies.
+bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  const unsigned lanes = kb.target().vectorLanes;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  if (lanes < 4 || xs.size() != 4 || d.inputs[0].type != ElemType::F32) return false;
+  if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
+  if (d.strides[1] != 1 && d.strides[1] != 2) return false;
+  llvm::IRBuilder<>& b = kb.b();
+  WindowGeometry g;
+  g.H = xs[2];
+  g.W = xs[3];
+  g.OH = ys[2];
+  g.OW = ys[3];
+  g.KH = d.kernelShape[0];
+  g.KW = d.kernelShape[1];
+  g.sh = d.strides[0];
+  g.sw = d.strides[1];
+  g.padTop = d.pads[0];
+  g.padLeft = d.pads[1];
+  const bool isMax = d.poolKind == PoolKind::Max;
+  const bool all = d.countIncludePad;
+  // Rows and columns counted by the average: inside the image, or the padded image.
+  const int64_t rowLo = all ? -d.pads[0] : 0, rowHi = all ? g.H + d.pads[2] : g.H;
+  const int64_t colLo = all ? -d.pads[1] : 0, colHi = all ? g.W + d.pads[3] : g.W;
+  const float padValue = isMax ? -__builtin_inff() : 0.0f;
+  const unsigned out = kb.outputBinding();
+  const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
+  const unsigned tileLanes = tiles.front().lanes;
+  FusedEpilogue epilogue(kb);
+  llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, padValue) : nullptr;
+
+  std::vector<llvm::Value*> rowStart, rowTaps;  // per output row of the group
+  std::vector<FusedEpilogue::Row> epilogueRows;
+  llvm::Value* initial = b.CreateVectorSplat(tileLanes, kb.f32(padValue));
+  WindowOps ops;
+  ops.padValue = padValue;
+  ops.init = [&](unsigned) { return initial; };
+  ops.combine = [&](llvm::Value* acc, llvm::Value* x, int64_t, int64_t) {
+    return isMax ? kb.maxValue(x, acc) : b.CreateFAdd(acc, x);
+  };
+  ops.finish = [&](int64_t r, const ColumnTile& tile, llvm::Value* column, llvm::Value* acc,
+                   llvm::Constant* storeMask) {
+    if (!isMax) {
+      // Columns counted per lane: all KW for interior tiles, a constant per lane at the edges.
+      std::vector<llvm::Constant*> counts;
+      for (unsigned j = 0; j < tile.lanes; ++j) {
+        int64_t start = (tile.start + j) * g.sw - g.padLeft;
+        int64_t c = tile.loop ? g.KW : tapCountOf(start, g.KW, colLo, colHi);
+        counts.push_back(llvm::ConstantFP::get(b.getFloatTy(), float(std::max<int64_t>(c, 1))));
+      }
+      llvm::Value* divisor = b.CreateFMul(b.CreateVectorSplat(tile.lanes, rowTaps[size_t(r)]),
+                                          llvm::ConstantVector::get(counts));
+      acc = b.CreateFDiv(acc, divisor);
+    }
+    if (epilogue.vectorizable())
+      acc = epilogue.applyVector(acc, epilogueRows[size_t(r)], column, storeMask);
+    llvm::Value* at = kb.elementAddress(out, b.CreateAdd(rowStart[size_t(r)], column));
+    if (storeMask) {
+      b.CreateMaskedStore(acc, at, llvm::Align(4), storeMask);
+    } else {
+      b.CreateAlignedStore(acc, at, llvm::Align(4));
+    }
+  };
+
+  const int64_t planes = ys[0] * ys[1];
+  forEachWindowGroup(kb, g, planes, [&](llvm::Value* plane, llvm::Value* oh0, int64_t rows) {
+    llvm::Value* inPlane = b.CreateMul(plane, kb.index(g.H * g.W));
+    rowStart.assign(size_t(rows), nullptr);
+    rowTaps.assign(size_t(rows), nullptr);
+    epilogueRows.assign(size_t(rows), {});
+    for (int64_t r = 0; r < rows; ++r) {
+      llvm::Value* oh = b.CreateAdd(oh0, kb.index(r));
+      rowStart[size_t(r)] =
+          b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb.index(g.OH)), oh), kb.index(g.OW));
+      if (epilogue.vectorizable()) epilogueRows[size_t(r)] = epilogue.row(rowStart[size_t(r)]);
+      if (!isMax) {
+        llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(g.sh)), kb.index(g.padTop));
+        llvm::Value* rowsCounted = tapCount(kb, ihStart, g.KH, 1, rowLo, rowHi);
+        rowsCounted = b.CreateSelect(b.CreateICmpEQ(rowsCounted, kb.index(0)), kb.index(1),
+                                     rowsCounted);  // an all-padding window averages to 0
+        rowTaps[size_t(r)] = b.CreateSIToFP(rowsCounted, b.getFloatTy());
+      }
+    }
+    emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
+    if (!epilogue.vectorizable())
+      for (int64_t r = 0; r < rows; ++r) epilogue.applyToRow(rowStart[size_t(r)], g.OW);
+  });
+  workgroups = workgroupsFor(windowGroupCount(g, planes), windowGroupRows(g) * g.OW * g.KH * g.KW);
+  return true;
+}
+
 }  // namespace
 
 uint32_t emitPool(KernelBuilder& kb) {
+  uint32_t vectorWorkgroups = 0;
+  if (emitPoolVector(kb, vectorWorkgroups)) return vectorWorkgroups;
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
   const ElemType f32 = ElemType::F32;

@@ -15,6 +15,8 @@ uint32_t emitElementwise(KernelBuilder& kb);  // emit_elementwise.cpp
 uint32_t emitConv(KernelBuilder& kb);         // emit_conv.cpp
 // The register-tiled convolution, if it applies to the kernel and target (else false).
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled.cpp
+// Depthwise convolution (groups == C > 1) on vector targets, if it applies (else false).
+bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_depthwise.cpp
 uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp

@@ -1,0 +1,105 @@
+// Depthwise convolution (groups == C, one input channel per group, any channel multiplier)
+// over NCHW on targets with vector registers: width stride 1 or 2, dilation 1, any kernel
+// size and padding. A work item is a group of output rows of one output channel
+// (window_tiles.h): the channel's KH x KW weights are broadcast into vector registers once per
+// item, each input vector load feeds the multiply-adds of every output row of the group that
+// uses it, edges use constant lane masks and a zero row instead of bounds tests. Bias is the
+// accumulators' start; a fused epilogue chain that evaluates on vectors is applied to the
+// accumulators before their only store, any other one over each finished row.
+#include "emitters.h"
+#include "fused_epilogue.h"
+#include "kernel_builder.h"
+#include "window_tiles.h"
+
+namespace kiln::codegen::detail {
+
+bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  const unsigned lanes = kb.target().vectorLanes;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  if (lanes < 4 || xs.size() != 4 || ws.size() != 4) return false;
+  const int64_t N = xs[0], C = xs[1], OC = ws[0];
+  if (C < 2 || d.groups != C || ws[1] != 1 || OC % C != 0) return false;
+  if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
+  if (d.strides[1] != 1 && d.strides[1] != 2) return false;
+  if (d.inputs[0].type != ElemType::F32 || d.inputs[1].type != ElemType::F32 ||
+      d.output.type != ElemType::F32)
+    return false;
+
+  llvm::IRBuilder<>& b = kb.b();
+  WindowGeometry g;
+  g.H = xs[2];
+  g.W = xs[3];
+  g.OH = ys[2];
+  g.OW = ys[3];
+  g.KH = ws[2];
+  g.KW = ws[3];
+  g.sh = d.strides[0];
+  g.sw = d.strides[1];
+  g.padTop = d.pads[0];
+  g.padLeft = d.pads[1];
+  const int64_t multiplier = OC / C;
+  const int64_t taps = g.KH * g.KW;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
+  const unsigned out = kb.outputBinding();
+  const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
+  const unsigned tileLanes = tiles.front().lanes;
+  FusedEpilogue epilogue(kb);
+  llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, 0.0f) : nullptr;
+
+  // Per work item: the channel's weights and bias as vectors, the output rows' starts.
+  std::vector<llvm::Value*> weight(static_cast<size_t>(taps), nullptr);
+  llvm::Value* bias = nullptr;
+  std::vector<llvm::Value*> rowStart;
+  std::vector<FusedEpilogue::Row> epilogueRows;
+
+  WindowOps ops;
+  ops.padValue = 0.0f;
+  ops.init = [&](unsigned) { return bias; };
+  ops.combine = [&](llvm::Value* acc, llvm::Value* x, int64_t kh, int64_t kw) {
+    return b.CreateFAdd(acc, b.CreateFMul(x, weight[size_t(kh * g.KW + kw)]));
+  };
+  ops.finish = [&](int64_t r, const ColumnTile&, llvm::Value* column, llvm::Value* acc,
+                   llvm::Constant* storeMask) {
+    if (epilogue.vectorizable())
+      acc = epilogue.applyVector(acc, epilogueRows[size_t(r)], column, storeMask);
+    llvm::Value* at = kb.elementAddress(out, b.CreateAdd(rowStart[size_t(r)], column));
+    if (storeMask) {
+      b.CreateMaskedStore(acc, at, llvm::Align(4), storeMask);
+    } else {
+      b.CreateAlignedStore(acc, at, llvm::Align(4));
+    }
+  };
+
+  forEachWindowGroup(kb, g, N * OC, [&](llvm::Value* plane, llvm::Value* oh0, int64_t rows) {
+    llvm::Value* n = b.CreateUDiv(plane, kb.index(OC));
+    llvm::Value* oc = b.CreateURem(plane, kb.index(OC));
+    llvm::Value* channel =
+        b.CreateAdd(b.CreateMul(n, kb.index(C)), b.CreateUDiv(oc, kb.index(multiplier)));
+    llvm::Value* inPlane = b.CreateMul(channel, kb.index(g.H * g.W));
+    llvm::Value* filter = b.CreateMul(oc, kb.index(taps));
+    for (int64_t k = 0; k < taps; ++k) {
+      llvm::Value* w = kb.load(1, ElemType::F32, b.CreateAdd(filter, kb.index(k)));
+      weight[size_t(k)] = b.CreateVectorSplat(tileLanes, w);
+    }
+    bias = b.CreateVectorSplat(tileLanes, hasBias ? kb.load(2, ElemType::F32, oc) : kb.f32(0.0f));
+    rowStart.assign(size_t(rows), nullptr);
+    epilogueRows.assign(size_t(rows), {});
+    for (int64_t r = 0; r < rows; ++r) {
+      llvm::Value* oh = b.CreateAdd(oh0, kb.index(r));
+      rowStart[size_t(r)] =
+          b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb.index(g.OH)), oh), kb.index(g.OW));
+      if (epilogue.vectorizable()) epilogueRows[size_t(r)] = epilogue.row(rowStart[size_t(r)]);
+    }
+    emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
+    // Epilogues that do not evaluate on vectors run over each finished row (still in L1).
+    if (!epilogue.vectorizable())
+      for (int64_t r = 0; r < rows; ++r) epilogue.applyToRow(rowStart[size_t(r)], g.OW);
+  });
+  workgroups = workgroupsFor(windowGroupCount(g, N * OC), windowGroupRows(g) * g.OW * taps);
+  return true;
+}
+
+}  // namespace kiln::codegen::detail

@@ -1,0 +1,201 @@
+// Vectorised sliding windows over one NCHW plane (see window_tiles.h).
+#include "window_tiles.h"
+
+#include <llvm/IR/Constants.h>
+
+#include <algorithm>
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Kernel-column loads of a tile: stride 1 loads V lanes per kernel column; stride 2 loads 2V
+// lanes per pair of kernel columns (kw = 2m from the even lanes, 2m + 1 from the odd ones).
+int64_t loadCount(const WindowGeometry& g) { return g.sw == 1 ? g.KW : (g.KW + 1) / 2; }
+int64_t loadOffset(const WindowGeometry& g, int64_t load) {
+  return (g.sw == 1 ? load : 2 * load) - g.padLeft;  // input column relative to start * sw
+}
+unsigned loadLanes(const WindowGeometry& g, unsigned lanes) {
+  return g.sw == 1 ? lanes : 2 * lanes;
+}
+
+// True if every load of the tile at `start` stays inside [0, W).
+bool interiorTile(const WindowGeometry& g, int64_t start, unsigned lanes) {
+  int64_t first = start * g.sw + loadOffset(g, 0);
+  int64_t last = start * g.sw + loadOffset(g, loadCount(g) - 1) + loadLanes(g, lanes) - 1;
+  return first >= 0 && last < g.W;
+}
+
+}  // namespace
+
+std::vector<ColumnTile> planColumnTiles(const WindowGeometry& g, unsigned lanes) {
+  unsigned v = lanes;
+  while (v > 4 && g.OW < int64_t(v)) v /= 2;
+  if (g.OW < int64_t(v)) return {{0, 1, v, false}};  // a row narrower than 4: masked stores
+  std::vector<ColumnTile> tiles;
+  int64_t t = 0;
+  while (t + v <= g.OW && !interiorTile(g, t, v)) {
+    tiles.push_back({t, 1, v, false});
+    t += v;
+  }
+  int64_t count = 0;
+  while (t + (count + 1) * v <= g.OW && interiorTile(g, t + count * v, v)) ++count;
+  if (count > 0) {
+    tiles.push_back({t, count, v, true});
+    t += count * v;
+  }
+  while (t + v <= g.OW) {
+    tiles.push_back({t, 1, v, false});
+    t += v;
+  }
+  if (t < g.OW) tiles.push_back({g.OW - v, 1, v, false});  // overlaps the tile before
+  return tiles;
+}
+
+bool windowNeedsPadRow(const WindowGeometry& g) {
+  return g.padTop > 0 || (g.OH - 1) * g.sh - g.padTop + g.KH - 1 >= g.H;
+}
+
+llvm::Value* makePadRow(KernelBuilder& kb, const WindowGeometry& g, float value) {
+  llvm::IRBuilder<>& b = kb.b();
+  llvm::Value* row = kb.local(llvm::ArrayType::get(b.getFloatTy(), uint64_t(g.W)), "padrow");
+  kb.forRange(0, g.W, [&](llvm::Value* i) {
+    b.CreateAlignedStore(kb.f32(value), b.CreateGEP(b.getFloatTy(), row, i), llvm::Align(4));
+  });
+  return row;
+}
+
+int64_t windowGroupRows(const WindowGeometry& g) {
+  // Stride 1: 4 rows share KH + 3 input rows; stride 2: 2 rows share KH + 2.
+  return std::min<int64_t>(g.OH, g.sh == 1 ? 4 : 2);
+}
+
+int64_t windowGroupCount(const WindowGeometry& g, int64_t planes) {
+  int64_t rows = windowGroupRows(g);
+  return planes * ((g.OH + rows - 1) / rows);
+}
+
+void forEachWindowGroup(
+    KernelBuilder& kb, const WindowGeometry& g, int64_t planes,
+    const std::function<void(llvm::Value* plane, llvm::Value* oh0, int64_t rows)>& rowsBody) {
+  llvm::IRBuilder<>& b = kb.b();
+  const int64_t R = windowGroupRows(g);
+  const int64_t groups = (g.OH + R - 1) / R;
+  const int64_t tail = g.OH - (groups - 1) * R;
+  kb.forWorkgroupShare(planes * groups, [&](llvm::Value* item) {
+    llvm::Value* plane = b.CreateUDiv(item, kb.index(groups));
+    llvm::Value* group = b.CreateURem(item, kb.index(groups));
+    llvm::Value* oh0 = b.CreateMul(group, kb.index(R));
+    if (tail == R) {
+      rowsBody(plane, oh0, R);
+      return;
+    }
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    auto* last = llvm::BasicBlock::Create(kb.context(), "lastgroup", fn);
+    auto* full = llvm::BasicBlock::Create(kb.context(), "fullgroup", fn);
+    auto* merge = llvm::BasicBlock::Create(kb.context(), "groupdone", fn);
+    b.CreateCondBr(b.CreateICmpEQ(group, kb.index(groups - 1)), last, full);
+    b.SetInsertPoint(last);
+    rowsBody(plane, oh0, tail);
+    b.CreateBr(merge);
+    b.SetInsertPoint(full);
+    rowsBody(plane, oh0, R);
+    b.CreateBr(merge);
+    b.SetInsertPoint(merge);
+  });
+}
+
+void emitWindowRows(KernelBuilder& kb, const WindowGeometry& g,
+                    const std::vector<ColumnTile>& tiles, llvm::Value* inPlane, llvm::Value* oh0,
+                    int64_t rows, llvm::Value* padRow, const WindowOps& ops) {
+  llvm::IRBuilder<>& b = kb.b();
+  llvm::Type* floatTy = b.getFloatTy();
+  const int64_t inputRows = (rows - 1) * g.sh + g.KH;
+  // Start of each input row of the group's window (the pad row outside the image).
+  std::vector<llvm::Value*> rowPointer(size_t(inputRows), nullptr);
+  llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh0, kb.index(g.sh)), kb.index(g.padTop));
+  for (int64_t i = 0; i < inputRows; ++i) {
+    llvm::Value* ih = b.CreateAdd(ihStart, kb.index(i));
+    llvm::Value* at = b.CreateGEP(floatTy, kb.bindingPointer(0),
+                                  b.CreateAdd(inPlane, b.CreateMul(ih, kb.index(g.W))));
+    if (padRow) at = b.CreateSelect(b.CreateICmpULT(ih, kb.index(g.H)), at, padRow);
+    rowPointer[size_t(i)] = at;
+  }
+
+  // One tile at column `start` (a constant for unrolled tiles, whose loads may be masked).
+  auto emitTile = [&](llvm::Value* start, const ColumnTile& tile) {
+    const unsigned lanes = tile.lanes;
+    const unsigned wide = loadLanes(g, lanes);
+    auto* wideTy = llvm::FixedVectorType::get(floatTy, wide);
+    std::vector<llvm::Value*> acc(static_cast<size_t>(rows), nullptr);
+    for (int64_t r = 0; r < rows; ++r) acc[size_t(r)] = ops.init(lanes);
+    std::vector<int> even, odd;
+    for (unsigned j = 0; j < lanes; ++j) {
+      even.push_back(int(2 * j));
+      odd.push_back(int(2 * j + 1));
+    }
+    llvm::Value* inColumn = b.CreateMul(start, kb.index(g.sw));
+    for (int64_t i = 0; i < inputRows; ++i) {
+      bool used = false;  // by some output row of the group
+      for (int64_t r = 0; r < rows; ++r) used |= i - r * g.sh >= 0 && i - r * g.sh < g.KH;
+      if (!used) continue;
+      for (int64_t load = 0; load < loadCount(g); ++load) {
+        const int64_t offset = loadOffset(g, load);
+        llvm::Constant* mask = nullptr;
+        if (!tile.loop) {  // lanes outside [0, W) read the padding value
+          std::vector<llvm::Constant*> on;
+          int64_t count = 0;
+          for (unsigned j = 0; j < wide; ++j) {
+            int64_t iw = tile.start * g.sw + offset + j;
+            bool inside = iw >= 0 && iw < g.W;
+            count += inside;
+            on.push_back(b.getInt1(inside));
+          }
+          if (count == 0) continue;  // these taps meet padding only
+          if (count < int64_t(wide)) mask = llvm::ConstantVector::get(on);
+        }
+        llvm::Value* at =
+            b.CreateGEP(floatTy, rowPointer[size_t(i)], b.CreateAdd(inColumn, kb.index(offset)));
+        llvm::Value* x = nullptr;
+        if (mask) {
+          x = b.CreateMaskedLoad(wideTy, at, llvm::Align(4), mask,
+                                 b.CreateVectorSplat(wide, kb.f32(ops.padValue)));
+        } else {
+          x = b.CreateAlignedLoad(wideTy, at, llvm::Align(4));
+        }
+        // (input vector, kernel column) pairs this load provides.
+        std::vector<std::pair<llvm::Value*, int64_t>> taps;
+        if (g.sw == 1) {
+          taps.push_back({x, load});
+        } else {
+          taps.push_back({b.CreateShuffleVector(x, even), 2 * load});
+          if (2 * load + 1 < g.KW) taps.push_back({b.CreateShuffleVector(x, odd), 2 * load + 1});
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t kh = i - r * g.sh;
+          if (kh < 0 || kh >= g.KH) continue;
+          for (auto& [value, kw] : taps)
+            acc[size_t(r)] = ops.combine(acc[size_t(r)], value, kh, kw);
+        }
+      }
+    }
+    llvm::Constant* storeMask = nullptr;
+    if (!tile.loop && tile.start + int64_t(lanes) > g.OW) {
+      std::vector<llvm::Constant*> on;
+      for (unsigned j = 0; j < lanes; ++j) on.push_back(b.getInt1(tile.start + j < g.OW));
+      storeMask = llvm::ConstantVector::get(on);
+    }
+    for (int64_t r = 0; r < rows; ++r) ops.finish(r, tile, start, acc[size_t(r)], storeMask);
+  };
+
+  for (const ColumnTile& tile : tiles) {
+    if (!tile.loop) {
+      emitTile(kb.index(tile.start), tile);
+      continue;
+    }
+    kb.forRange(0, tile.repeats, [&](llvm::Value* repeat) {
+      emitTile(b.CreateAdd(kb.index(tile.start), b.CreateMul(repeat, kb.index(tile.lanes))), tile);
+    });
+  }
+}
+
+}  // namespace kiln::codegen::detail
