@@ -105,6 +105,46 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
   return result;
 }
 
+// The lane sums of `vectors` (each of `lanes` lanes) as one vector, in order. A pairwise tree:
+// each level adds the lower and upper halves of every segment of two vectors, so that after
+// log2(lanes) levels every lane holds one vector's sum (8 vectors: 7 adds, 14 shuffles).
+llvm::Value* horizontalSums(KernelBuilder& kb, std::vector<llvm::Value*> vectors,
+                            unsigned lanes) {
+  llvm::IRBuilder<>& b = kb.b();
+  const unsigned count = unsigned(vectors.size());
+  llvm::Value* zero = llvm::Constant::getNullValue(vectors[0]->getType());
+  for (unsigned width = lanes; width > 1; width /= 2) {
+    if (vectors.size() % 2 != 0) vectors.push_back(zero);
+    const unsigned segments = lanes / width;
+    std::vector<llvm::Value*> next;
+    for (size_t p = 0; p < vectors.size(); p += 2) {
+      std::vector<int> lo, hi;
+      for (unsigned source = 0; source < 2; ++source) {
+        for (unsigned s = 0; s < segments; ++s) {
+          for (unsigned t = 0; t < width / 2; ++t) {
+            lo.push_back(int(source * lanes + s * width + t));
+            hi.push_back(int(source * lanes + s * width + width / 2 + t));
+          }
+        }
+      }
+      next.push_back(b.CreateFAdd(b.CreateShuffleVector(vectors[p], vectors[p + 1], lo),
+                                  b.CreateShuffleVector(vectors[p], vectors[p + 1], hi)));
+    }
+    vectors = next;
+  }
+  // Vector v holds the sums of inputs [v * lanes, (v + 1) * lanes).
+  std::vector<int> first;
+  for (unsigned j = 0; j < count; ++j) first.push_back(int(j));
+  if (vectors.size() == 1) return b.CreateShuffleVector(vectors[0], first);
+  auto* rowTy = llvm::FixedVectorType::get(b.getFloatTy(), count);
+  llvm::Value* row = llvm::PoisonValue::get(rowTy);
+  for (unsigned j = 0; j < count; ++j) {
+    row = b.CreateInsertElement(row, b.CreateExtractElement(vectors[j / lanes], uint64_t(j % lanes)),
+                                uint64_t(j));
+  }
+  return row;
+}
+
 TileRows dotTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
                  const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
                  int64_t cols, int64_t K) {
@@ -141,20 +181,11 @@ TileRows dotTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
     kb.forRange(0, full, [&](llvm::Value* kk) { step(b.CreateMul(kk, kb.index(lanes)), lanes); });
   }
   if (tail > 0) step(kb.index(full * lanes), unsigned(tail));
-  // Horizontal sums (in any order), gathered into one vector of the row's columns.
-  llvm::IRBuilder<>::FastMathFlagGuard guard(b);
-  llvm::FastMathFlags flags = b.getFastMathFlags();
-  flags.setAllowReassoc(true);
-  b.setFastMathFlags(flags);
-  auto* rowTy = llvm::FixedVectorType::get(b.getFloatTy(), unsigned(cols));
   TileRows result(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
-    llvm::Value* row = llvm::PoisonValue::get(rowTy);
-    for (int64_t j = 0; j < cols; ++j) {
-      llvm::Value* acc = b.CreateLoad(vecTy, slots[size_t(i)][size_t(j)]);
-      row = b.CreateInsertElement(row, b.CreateFAddReduce(kb.f32(0.0f), acc), uint64_t(j));
-    }
-    result[size_t(i)].push_back({row, 0, unsigned(cols)});
+    std::vector<llvm::Value*> sums;
+    for (llvm::Value* slot : slots[size_t(i)]) sums.push_back(b.CreateLoad(vecTy, slot));
+    result[size_t(i)].push_back({horizontalSums(kb, sums, lanes), 0, unsigned(cols)});
   }
   return result;
 }
