@@ -23,6 +23,7 @@
 #include <iostream>
 
 #include "kiln/codegen/codegen.h"
+#include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
@@ -120,7 +121,9 @@ CompiledModel compileModel(const CompileOptions& options) {
   // (lowerDispatches: each dispatch -> a KernelDesc; then one LLVM module, linked by lld)
   codegen::CodegenOptions codegenOptions;
   codegenOptions.libraryName = staticLibraryName(options);
-  codegen::CodegenResult kernels = codegen::generateKernels(dispatchGraph, target, codegenOptions);
+  std::vector<codegen::KernelDesc> kernelDescs = codegen::lowerDispatches(dispatchGraph);
+  codegen::packConvWeights(dispatchGraph, kernelDescs, target);  // weights in GEMM panel order
+  codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 
   // 4. emit
   emit::EmitOptions emitOptions;

@@ -19,6 +19,7 @@
 #include "emitters.h"
 #include "f64_support.h"
 #include "kernel_builder.h"
+#include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/format/kernel_abi.h"
 #include "object_inspect.h"
 #include "pipeline.h"
@@ -30,21 +31,7 @@ namespace detail {
 namespace {
 
 // f32 lanes of the vector registers the tiled kernels use; 0 on microcontrollers.
-unsigned vectorLanes(const TargetConfig& target) {
-  if (target.microcontroller) return 0;
-  auto has = [&](const char* feature) {
-    return std::find(target.requiredFeatures.begin(), target.requiredFeatures.end(), feature) !=
-           target.requiredFeatures.end();
-  };
-  switch (target.arch) {
-    case TargetArch::X86_64:
-      return has("avx512f") ? 16 : has("avx") ? 8 : 4;
-    case TargetArch::AArch64:
-      return 4;
-    default:
-      return 0;
-  }
-}
+unsigned vectorLanes(const TargetConfig& target) { return vectorUnitOf(target).lanes; }
 
 // The int8 dot-product instructions of the target (emit_quantized_dot.cpp); none on
 // microcontrollers, which keep the plain loops byte for byte.
@@ -177,6 +164,7 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.pointerBits = target.pointerBits;
   emitTarget.optimizeForSize = target.microcontroller;
   emitTarget.vectorLanes = vectorLanes(target);
+  emitTarget.vectorRegisters = vectorUnitOf(target).registers;
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
   emitTarget.int8Dot = int8DotFor(target);

@@ -13,6 +13,7 @@ namespace kiln::codegen::detail {
 
 uint32_t emitConv(KernelBuilder& kb) {
   uint32_t tiledWorkgroups = 0;
+  if (emitConvGemm(kb, tiledWorkgroups)) return tiledWorkgroups;
   if (emitConvTiled(kb, tiledWorkgroups)) return tiledWorkgroups;
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();

@@ -17,6 +17,8 @@ uint32_t emitConv(KernelBuilder& kb);         // emit_conv.cpp
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled.cpp
 // Depthwise convolution (groups == C > 1) on vector targets, if it applies (else false).
 bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_depthwise.cpp
+// Convolution as a register-blocked implicit GEMM, if conv_gemm_plan.h's policy takes it.
+bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_gemm.cpp
 uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp

@@ -22,6 +22,7 @@ struct EmitTarget {
   // f32 lanes of the widest vector registers worth using in explicitly tiled kernels
   // (0: keep the plain kernels, e.g. on microcontrollers where code size matters more).
   unsigned vectorLanes = 0;
+  unsigned vectorRegisters = 16;  // architectural vector registers (register tiles' budget)
   unsigned pointerBits = 64;
   bool optimizeForSize = false;
   std::string cpu, features;

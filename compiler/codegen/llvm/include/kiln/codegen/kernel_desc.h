@@ -156,6 +156,9 @@ struct KernelDesc {
   int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;  // Pool's KD; Conv reads W
   int64_t depthPadBegin = 0, depthPadEnd = 0;
   int64_t groups = 1;
+  // Conv: the weights binding holds panels of this many output channels in the GEMM kernel's
+  // order (conv_gemm_plan.h: packConvWeightPanels); 0: OIHW as the model gives them.
+  int64_t weightPanel = 0;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
   Epilogue epilogue;  // Conv, MatMul

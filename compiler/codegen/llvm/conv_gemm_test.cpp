@@ -1,0 +1,169 @@
+// The convolution GEMM kernel (emit_conv_gemm.cpp, emit_gemm_microkernel.cpp) against a
+// straightforward double-precision reference: many shapes (1x1 to 7x7, strides, dilation,
+// asymmetric pads, OC not a multiple of MR, pixel counts not a multiple of NR, K larger than
+// a K block, two images), bias, fused activation and a residual epilogue chain, with the
+// weights packed in panel order (conv_gemm_plan.h) as the driver packs them, and unpacked.
+// Also the packing itself and the plan's choices.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+using testing::product;
+using testing::randomFloats;
+using testing::runKernel;
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+struct Case {
+  int64_t n, c, h, w, oc, kh, kw;
+  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  bool bias = true;
+  Activation act = Activation::None;
+  bool residual = false;  // chain: result + R[n][oc][oh][ow], then Relu
+};
+
+VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
+
+void check(const Case& t, bool pack = true) {
+  const int64_t oh = (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
+  const int64_t ow = (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
+  KernelDesc d;
+  d.kind = KernelKind::Conv;
+  d.name = "conv_gemm";
+  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, t.kh, t.kw})};
+  if (t.bias) d.inputs.push_back(f32({t.oc}));
+  d.output = f32({t.n, t.oc, oh, ow});
+  d.strides = t.strides;
+  d.dilations = t.dilations;
+  d.pads = t.pads;
+  d.epilogue.act = t.act;
+  if (t.act == Activation::Clip) d.epilogue.beta = 6.0f;  // Clip(0, 6)
+  const int32_t residualInput = int32_t(d.inputs.size());
+  if (t.residual) {
+    d.inputs.push_back(d.output);
+    ElementwiseExpr& e = d.epilogue.chain;
+    ExprNode result;
+    result.op = ExprOp::Result;
+    e.nodes.push_back(result);
+    e.addUnary(ExprOp::Relu, e.addBinary(ExprOp::Add, 0, e.addInput(residualInput, ElemType::F32)));
+    d.epilogue.inputCount = 1;
+    d.epilogue.shape = d.output.shape;
+  }
+  ConvGemmTile tile = convGemmTile(d, hostUnit());
+  ASSERT_TRUE(tile.applies()) << "the GEMM kernel should take this convolution";
+  const int64_t k = t.c * t.kh * t.kw;
+  std::vector<float> x = randomFloats(product(d.inputs[0].shape), 1);
+  std::vector<float> w = randomFloats(t.oc * k, 2);
+  std::vector<float> b = randomFloats(t.oc, 3);
+  std::vector<float> r = randomFloats(product(d.output.shape), 4);
+  std::vector<std::vector<float>> inputs = {x, w};
+  if (pack) {
+    d.weightPanel = tile.mr;
+    inputs[1] = packConvWeightPanels(w, t.oc, k, tile.mr);
+  }
+  if (t.bias) inputs.push_back(b);
+  if (t.residual) inputs.push_back(r);
+
+  std::vector<float> want(size_t(product(d.output.shape)));
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t o = 0; o < t.oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = t.bias ? b[o] : 0.0;
+          for (int64_t c = 0; c < t.c; ++c)
+            for (int64_t ki = 0; ki < t.kh; ++ki)
+              for (int64_t kj = 0; kj < t.kw; ++kj) {
+                int64_t ih = i * t.strides[0] - t.pads[0] + ki * t.dilations[0];
+                int64_t iw = j * t.strides[1] - t.pads[1] + kj * t.dilations[1];
+                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
+                acc += double(x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
+                       w[((o * t.c + c) * t.kh + ki) * t.kw + kj];
+              }
+          float v = float(acc);
+          if (t.act == Activation::Relu) v = std::max(v, 0.0f);
+          if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
+          size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
+          if (t.residual) v = std::max(v + r[at], 0.0f);
+          want[at] = v;
+        }
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+TEST(ConvGemm, PanelPackingOrder) {
+  // 5 output channels of 3 values in panels of 2: [0 1][2 3] rows interleaved, then row 4.
+  std::vector<float> w;
+  for (int i = 0; i < 15; ++i) w.push_back(float(i));
+  std::vector<float> want = {0, 3, 1, 4, 2, 5, 6, 9, 7, 10, 8, 11, 12, 13, 14};
+  EXPECT_EQ(packConvWeightPanels(w, 5, 3, 2), want);
+}
+
+TEST(ConvGemm, TileFollowsTheVectorUnit) {
+  KernelDesc d;
+  d.kind = KernelKind::Conv;
+  d.inputs = {f32({1, 8, 9, 9}), f32({8, 8, 3, 3})};
+  d.output = f32({1, 8, 9, 9});
+  ConvGemmTile avx2 = convGemmTile(d, {8, 16});
+  EXPECT_EQ(avx2.mr, 6);
+  EXPECT_EQ(avx2.nr(), 16);
+  ConvGemmTile avx512 = convGemmTile(d, {16, 32});
+  EXPECT_EQ(avx512.nr(), 32);
+  EXPECT_EQ(avx512.mr * avx512.nrVectors + avx512.nrVectors + 1 <= 32, true);
+  ConvGemmTile neon = convGemmTile(d, {4, 32});
+  EXPECT_EQ(neon.nr(), 16);
+  EXPECT_FALSE(convGemmTile(d, {0, 0}).applies());  // microcontrollers keep their kernels
+  d.groups = 2;
+  d.inputs[1] = f32({8, 4, 3, 3});
+  EXPECT_FALSE(convGemmTile(d, {8, 16}).applies());  // grouped: the other kernels
+}
+
+TEST(ConvGemm, Pointwise) {
+  check({1, 16, 7, 9, 13, 1, 1});             // direct B, 63 pixels (tail), OC % 6 = 1
+  check({2, 40, 14, 14, 32, 1, 1});           // two images
+  check({1, 300, 4, 4, 12, 1, 1}, false);     // large K, unpacked weights
+  check({1, 8, 10, 10, 8, 1, 1, {2, 2}});     // stride 2: im2col panel
+}
+
+TEST(ConvGemm, ThreeByThree) {
+  check({1, 8, 20, 37, 14, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});  // row tiles + tail
+  check({1, 64, 14, 14, 20, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  check({1, 40, 7, 7, 9, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});  // K = 360 > one block
+  check({2, 5, 17, 16, 7, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false});
+  check({1, 3, 12, 40, 6, 3, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}});  // dilation 2
+  check({1, 4, 11, 33, 5, 3, 3, {1, 1}, {1, 1}, {0, 2, 1, 0}});  // asymmetric pads
+  check({1, 30, 9, 9, 6, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false);
+}
+
+TEST(ConvGemm, LargeKernels) {
+  check({1, 3, 40, 40, 10, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::Relu});
+  check({1, 6, 15, 21, 8, 5, 5, {1, 2}, {1, 1}, {2, 1, 2, 3}});
+  check({1, 2, 9, 30, 4, 1, 5, {1, 1}, {1, 1}, {0, 2, 0, 2}});
+}
+
+TEST(ConvGemm, FusedEpilogue0) {
+  check({1, 16, 14, 14, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true});
+}
+
+TEST(ConvGemm, FusedEpilogue1) {
+  check({2, 12, 8, 20, 11, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, Activation::Clip, true});
+}
+
+TEST(ConvGemm, FusedEpilogue2) {
+  check({1, 70, 6, 6, 8, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true});
+}
+
+TEST(ConvGemm, FusedEpilogue3) {
+  check({1, 24, 5, 11, 7, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -1,0 +1,62 @@
+// The convolution GEMM kernel's policy, in one place: whether a convolution takes the
+// register-blocked implicit-GEMM kernel (emit_conv_gemm.cpp) and with which register tile, and
+// how its weights are packed at compile time into the tile's panel order. The packer
+// (packConvWeights, called by the driver on the dispatch graph before code generation) and the
+// emitter both ask convGemmTile, so they always agree. LLVM-free.
+//
+// The GEMM view of a 2-D convolution (NCHW, groups 1), per image n:
+//   Y[OC][OH*OW] = A[OC][K] x B[K][OH*OW],  K = C*KH*KW,  A = the OIHW weights,
+//   B[(c, kh, kw)][pixel] = X[c][oh*sh - padTop + kh*dh][ow*sw - padLeft + kw*dw] (0 outside).
+// A tile is MR output channels x NR = nrVectors*lanes pixels; its MR x nrVectors
+// accumulators stay in vector registers over K.
+//
+// Packed weights ("panels"): output channels in panels of MR, panel p holding
+// A[p*MR + m][k] at p*K*MR + k*MR + m; the last panel, if OC % MR = r != 0, holds its r rows
+// as k*r + m. Same bytes count as OIHW (no padding), so buffer sizes never change.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/codegen/kernel_desc.h"
+#include "kiln/codegen/target_config.h"
+
+namespace kiln::ir {
+struct DispatchGraph;
+}
+
+namespace kiln::codegen {
+
+// What the register tiles are sized by: f32 lanes per vector register (0: no tiled kernels,
+// e.g. microcontrollers) and the number of architectural vector registers.
+struct VectorUnit {
+  unsigned lanes = 0;
+  unsigned registers = 0;
+};
+VectorUnit vectorUnitOf(const TargetConfig& target);
+
+struct ConvGemmTile {
+  int64_t mr = 0;         // output channels per tile (0: the GEMM kernel does not apply)
+  int64_t nrVectors = 0;  // pixel vectors per tile
+  int64_t lanes = 0;      // f32 lanes per vector
+  bool applies() const { return mr > 0; }
+  int64_t nr() const { return nrVectors * lanes; }
+};
+
+// The tile for a Conv kernel description on `unit`, or mr = 0 if the GEMM kernel does not
+// handle it (grouped or 3-D convolutions, non-f32, epilogues that do not evaluate on vectors,
+// no vector unit). Ignores desc.weightPanel.
+ConvGemmTile convGemmTile(const KernelDesc& desc, VectorUnit unit);
+
+// OIHW weights (oc rows of k values) in panel order for panels of `mr` rows (see above).
+std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
+                                        int64_t mr);
+
+// For every Conv dispatch that takes the GEMM kernel and whose weights are a constant read by
+// no other dispatch or copy: repacks the constant's bytes in place (same size) and sets the
+// kernel's weightPanel. `kernels` are graph's dispatches lowered (lowerDispatches), in order.
+// Returns how many constants were packed.
+int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
+                    const TargetConfig& target);
+
+}  // namespace kiln::codegen

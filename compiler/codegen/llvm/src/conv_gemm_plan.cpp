@@ -1,0 +1,114 @@
+// The convolution GEMM kernel's policy: which convolutions it takes, the register tile per
+// vector unit, and the weights' panel order (see conv_gemm_plan.h). LLVM-free.
+#include "kiln/codegen/conv_gemm_plan.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace kiln::codegen {
+namespace {
+
+bool hasFeature(const TargetConfig& target, const char* feature) {
+  return std::find(target.requiredFeatures.begin(), target.requiredFeatures.end(), feature) !=
+         target.requiredFeatures.end();
+}
+
+// Element strides of `shape` broadcast to `out` (numpy rules; broadcast axes get 0).
+std::vector<int64_t> stridesIn(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    size_t axis = out.size() - shape.size() + i;
+    strides[axis] = shape[i] == 1 ? 0 : step;
+    step *= shape[i];
+  }
+  return strides;
+}
+
+// The ops evalExpr evaluates on vectors (expr_eval.h: evaluatesOnVectors).
+bool vectorOp(ExprOp op) {
+  switch (op) {
+    case ExprOp::Input:
+    case ExprOp::Result:
+    case ExprOp::Constant:
+    case ExprOp::Neg:
+    case ExprOp::Abs:
+    case ExprOp::Relu:
+    case ExprOp::LeakyRelu:
+    case ExprOp::Clip:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::Max:
+    case ExprOp::Min:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The kernel applies the epilogue to vectors of consecutive pixels of one output channel,
+// which may span output rows: every chain input must be read by the flat pixel index, i.e.
+// contiguous (or broadcast) over H and W together.
+bool epilogueFitsTiles(const KernelDesc& d) {
+  const Epilogue& e = d.epilogue;
+  if (e.act == Activation::Sigmoid || e.act == Activation::Tanh) return false;
+  std::vector<int64_t> shape = e.shape.empty() ? d.output.shape : e.shape;
+  if (shape.size() != 3 && shape.size() != 4) return e.chain.nodes.empty();
+  for (const ExprNode& node : e.chain.nodes) {
+    if (node.type != ElemType::F32 || !vectorOp(node.op)) return false;
+    if (node.op != ExprOp::Input) continue;
+    std::vector<int64_t> s = stridesIn(d.inputs[size_t(node.input)].shape, shape);
+    if (shape.size() == 4 && s[2] != s[3] * shape[3]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+VectorUnit vectorUnitOf(const TargetConfig& target) {
+  if (target.microcontroller) return {};
+  switch (target.arch) {
+    case TargetArch::X86_64:
+      if (hasFeature(target, "avx512f")) return {16, 32};
+      return {hasFeature(target, "avx") ? 8u : 4u, 16};
+    case TargetArch::AArch64:
+      return {4, 32};
+    default:
+      return {};
+  }
+}
+
+ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
+  if (d.kind != KernelKind::Conv || unit.lanes < 4 || d.groups != 1) return {};
+  if (d.inputs.size() < 2 || d.inputs[0].shape.size() != 4 || d.inputs[1].shape.size() != 4)
+    return {};
+  if (d.output.type != ElemType::F32) return {};
+  for (const BufferDesc& in : d.inputs)
+    if (in.type != ElemType::F32) return {};
+  if (!epilogueFitsTiles(d)) return {};
+  ConvGemmTile tile;
+  tile.lanes = unit.lanes;
+  // 16 (AVX2, SSE) or 32 pixels (AVX-512) per tile; NEON's 4-lane registers take 4 vectors.
+  tile.nrVectors = unit.lanes == 4 && unit.registers >= 32 ? 4 : 2;
+  // Accumulators get every register but the B vectors and one broadcast.
+  int64_t budget = int64_t(unit.registers) - tile.nrVectors - 1;
+  tile.mr = std::clamp<int64_t>(budget / tile.nrVectors, 1, 12);
+  return tile;
+}
+
+std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
+                                        int64_t mr) {
+  assert(int64_t(weights.size()) == oc * k && mr > 0);
+  std::vector<float> packed(weights.size());
+  for (int64_t first = 0; first < oc; first += mr) {
+    int64_t rows = std::min(mr, oc - first);
+    float* panel = packed.data() + first * k;
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t m = 0; m < rows; ++m) panel[kk * rows + m] = weights[(first + m) * k + kk];
+  }
+  return packed;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,299 @@
+// Convolution as implicit GEMM on NCHW (conv_gemm_plan.h has the math and the policy):
+// per image, Y[OC][pixels] = A[OC][K] x B[K][pixels], computed in MR x NR register tiles by
+// the GEMM microkernel (emit_gemm_microkernel.h), vectorised over output pixels so the NCHW
+// output is the tile's rows, stored as they are.
+//  - A: the weights, packed at compile time in panels of MR output channels (weightPanel)
+//    so each k step's MR broadcasts are consecutive floats; unpacked OIHW also works.
+//  - B: for 1x1 / stride 1 / no padding the input itself (row k = channel k, stride H*W);
+//    otherwise a K block x NR im2col panel on the stack, packed per pixel tile: per tap
+//    (kh, kw) and channel one masked vector load (stride 1, the tile inside one output row)
+//    or one masked gather (otherwise), zeros where the tap falls in the padding.
+//  - Pixel tiles: NR pixels along an output row when OW >= NR (the row's tail tile narrower),
+//    else flattened over the whole map (14x14, 7x7 maps waste few lanes).
+//  - K blocks keep the B panel in L1; between blocks the tile's partial sums go through the
+//    output. The first block starts from the bias, the last applies the activation and the
+//    fused epilogue chain to the accumulators before their only final store; pixel tails use
+//    masked loads and stores.
+//  - Work items: (image, group of OC panels, pixel item), split evenly over workgroups.
+#include <algorithm>
+#include <cassert>
+
+#include "emit_gemm_microkernel.h"
+#include "emitters.h"
+#include "fused_epilogue.h"
+#include "kernel_builder.h"
+#include "kiln/codegen/conv_gemm_plan.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+constexpr int64_t kBlockK = 256;   // rows of B per K block (x NR floats: 16 KB for NR = 16)
+constexpr int64_t kMinItems = 16;  // OC panels are split into groups until there are this many
+
+}  // namespace
+
+bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  ConvGemmTile plan = convGemmTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
+  if (!plan.applies()) {
+    assert(d.weightPanel == 0 && "packed convolution weights need the GEMM kernel");
+    return false;
+  }
+  assert(d.weightPanel == 0 || d.weightPanel == plan.mr);
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t OC = ws[0], KH = ws[2], KW = ws[3], OH = ys[2], OW = ys[3];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t padTop = d.pads[0], padLeft = d.pads[1];
+  const int64_t taps = KH * KW, K = C * taps, HW = H * W, OHW = OH * OW;
+  const unsigned L = unsigned(plan.lanes);
+  const int64_t MR = plan.mr, NRV = plan.nrVectors, NR = plan.nr();
+  const bool packedA = d.weightPanel != 0;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
+  const unsigned out = kb.outputBinding();
+  const bool direct =
+      KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 && OH == H && OW == W;
+  const bool rowAligned = !direct && OW >= NR;
+
+  // Pixel items: one output row of tiles, or one flattened tile.
+  const int64_t span = rowAligned ? OW : OHW;
+  const int64_t fullTiles = span / NR, tailWidth = span % NR;
+  const int64_t pixelItems = rowAligned ? OH : fullTiles + (tailWidth > 0);
+  const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
+  int64_t groups = std::clamp<int64_t>((kMinItems + N * pixelItems - 1) / (N * pixelItems), 1,
+                                       panels);
+  const int64_t panelsPerGroup = (panels + groups - 1) / groups;
+  groups = (panels + panelsPerGroup - 1) / panelsPerGroup;
+  const int64_t items = N * groups * pixelItems;
+  // K blocks of whole channels (all taps of a channel in one block).
+  const int64_t blocks = direct ? 1 : (K + kBlockK - 1) / kBlockK;
+  const int64_t blockC = (C + blocks - 1) / blocks;
+  const int64_t fullBlocks = C / blockC, lastC = C % blockC;
+
+  llvm::Type* floatTy = b.getFloatTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
+  auto* intVecTy = llvm::FixedVectorType::get(i32, L);
+  FusedEpilogue epilogue(kb);
+  const bool chain = !d.epilogue.chain.nodes.empty();
+  Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
+  llvm::Value* bPanel = nullptr;
+  if (!direct) {
+    auto* panel = llvm::cast<llvm::AllocaInst>(
+        kb.local(llvm::ArrayType::get(floatTy, uint64_t(blockC * taps * NR)), "im2col"));
+    panel->setAlignment(llvm::Align(64));
+    bPanel = panel;
+  }
+  auto splatI32 = [&](int64_t v) { return llvm::ConstantInt::get(intVecTy, uint64_t(v), true); };
+  auto splatF = [&](float v) { return llvm::ConstantFP::get(vecTy, v); };
+  // The activation field on a vector (the plan excludes Sigmoid and Tanh).
+  auto activate = [&](llvm::Value* v) -> llvm::Value* {
+    const Epilogue& e = d.epilogue;
+    switch (e.act) {
+      case Activation::Relu:
+        return kb.maxValue(v, splatF(0.0f));
+      case Activation::Clip:
+        return kb.minValue(kb.maxValue(v, splatF(e.alpha)), splatF(e.beta));
+      case Activation::LeakyRelu:
+        return b.CreateSelect(b.CreateFCmpOLT(v, splatF(0.0f)), b.CreateFMul(v, splatF(e.alpha)),
+                              v);
+      default:
+        return v;
+    }
+  };
+
+  kb.forWorkgroupShare(items, [&](llvm::Value* item) {
+    std::vector<llvm::Value*> co = kb.decompose(item, {N, groups, pixelItems});
+    llvm::Value *n = co[0], *group = co[1], *pixelItem = co[2];
+    llvm::Value* panelLo = b.CreateMul(group, kb.index(panelsPerGroup));
+    llvm::Value* panelHi = kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)),
+                                       kb.index(panels));
+    llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
+    llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
+    llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
+    llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
+
+    // One pixel tile: `width` pixels from flat output pixel p0.
+    auto pixelTile = [&](llvm::Value* p0, int64_t width) {
+      const int64_t nv = (width + L - 1) / L;
+      // Lanes inside the tile, for the last vector if the tile ends inside it.
+      auto laneMask = [&](int64_t v) -> llvm::Value* {
+        if ((v + 1) * L <= width) return nullptr;
+        std::vector<llvm::Constant*> on;
+        for (int64_t j = 0; j < int64_t(L); ++j) on.push_back(b.getInt1(v * L + j < width));
+        return llvm::ConstantVector::get(on);
+      };
+      auto loadVec = [&](unsigned binding, llvm::Value* at, llvm::Value* mask) -> llvm::Value* {
+        if (!mask) return kb.loadVector(binding, at, L);
+        return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
+                                  llvm::Constant::getNullValue(vecTy));
+      };
+
+      // The panels of this item over K range [k0, k0 + kCount) with B given by loadB.
+      auto runPanels = [&](llvm::Value* k0, int64_t kCount, const LoadB& loadB,
+                           llvm::Value* first, llvm::Value* last) {
+        auto panelTile = [&](llvm::Value* panel, int64_t rows) {
+          llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
+          MicroTile tile{rows, nv, L};
+          std::vector<llvm::Value*> outRow(static_cast<size_t>(rows));
+          for (int64_t m = 0; m < rows; ++m) {
+            llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
+            outRow[m] = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
+            llvm::Value* start = hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc))
+                                         : splatF(0.0f);
+            for (int64_t v = 0; v < nv; ++v) {
+              llvm::Value* at = b.CreateAdd(b.CreateAdd(outRow[m], p0), kb.index(v * L));
+              llvm::Value* partial = first == b.getTrue() ? nullptr : loadVec(out, at, laneMask(v));
+              b.CreateStore(partial ? b.CreateSelect(first, start, partial) : start, acc[m][v]);
+            }
+          }
+          llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
+                                                     b.CreateMul(k0, kb.index(rows)))
+                                       : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
+          LoadA loadA = [&](llvm::Value* k, int64_t m) {
+            llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(rows)), kb.index(m))
+                                      : b.CreateAdd(k, kb.index(m * K));
+            return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
+          };
+          emitMicrokernel(kb, tile, acc, kCount, 4, loadA, loadB);
+          for (int64_t m = 0; m < rows; ++m) {
+            FusedEpilogue::Row row;
+            if (chain && last != b.getFalse()) row = epilogue.row(outRow[m]);
+            for (int64_t v = 0; v < nv; ++v) {
+              llvm::Value* column = b.CreateAdd(p0, kb.index(v * L));
+              llvm::Value* at = b.CreateAdd(outRow[m], column);
+              llvm::Value* value = b.CreateLoad(vecTy, acc[m][v]);
+              llvm::Value* mask = laneMask(v);
+              if (last != b.getFalse()) {
+                llvm::Value* done = activate(value);
+                if (chain) done = epilogue.applyVector(done, row, column, mask);
+                value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
+              }
+              if (mask) {
+                b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4), mask);
+              } else {
+                kb.storeVector(out, at, value);
+              }
+            }
+          }
+        };
+        kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelTile(panel, MR); });
+        if (remRows > 0)
+          kb.ifThen(hasRemainder, [&] { panelTile(kb.index(fullPanels), remRows); });
+      };
+
+      if (direct) {
+        // B row k is input channel k: consecutive pixels, rows H*W apart.
+        LoadB loadB = [&](llvm::Value* k, int64_t v) {
+          llvm::Value* at = b.CreateAdd(b.CreateAdd(xImage, b.CreateMul(k, kb.index(HW))),
+                                        b.CreateAdd(p0, kb.index(v * L)));
+          return loadVec(0, at, laneMask(v));
+        };
+        runPanels(kb.index(0), K, loadB, b.getTrue(), b.getTrue());
+        return;
+      }
+
+      // Per-lane input coordinates of the tile's pixels (tap (0, 0)), as i32 vectors.
+      std::vector<llvm::Value*> ihBase(nv), iwBase(nv), inTile(nv);
+      llvm::Value* p0i = b.CreateVectorSplat(L, b.CreateTrunc(p0, i32));
+      for (int64_t v = 0; v < nv; ++v) {
+        std::vector<llvm::Constant*> ids;
+        for (int64_t j = 0; j < int64_t(L); ++j) ids.push_back(b.getInt32(uint32_t(v * L + j)));
+        llvm::Value* p = b.CreateAdd(p0i, llvm::ConstantVector::get(ids));
+        llvm::Value* oh = b.CreateUDiv(p, splatI32(OW));
+        llvm::Value* ow = b.CreateSub(p, b.CreateMul(oh, splatI32(OW)));
+        ihBase[v] = b.CreateSub(b.CreateMul(oh, splatI32(sh)), splatI32(padTop));
+        iwBase[v] = b.CreateSub(b.CreateMul(ow, splatI32(sw)), splatI32(padLeft));
+        llvm::Value* mask = laneMask(v);
+        inTile[v] = mask ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), L));
+      }
+      // Scalar row start of a row-aligned tile (stride 1: one contiguous load per tap).
+      const bool contiguous = rowAligned && sw == 1;
+      llvm::Value* oh0 = rowAligned ? b.CreateUDiv(p0, kb.index(OW)) : nullptr;
+      llvm::Value* ow0 = rowAligned ? b.CreateSub(p0, b.CreateMul(oh0, kb.index(OW))) : nullptr;
+
+      // One K block: channels [c0, c0 + count) packed into the panel, then the microkernels.
+      auto block = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t tap = kh * KW + kw;
+            std::vector<llvm::Value*> mask(nv), offset(nv);
+            for (int64_t v = 0; v < nv; ++v) {
+              llvm::Value* ih = b.CreateAdd(ihBase[v], splatI32(kh * dh));
+              llvm::Value* iw = b.CreateAdd(iwBase[v], splatI32(kw * dw));
+              llvm::Value* inside = b.CreateAnd(
+                  b.CreateAnd(b.CreateICmpSGE(ih, splatI32(0)), b.CreateICmpSLT(ih, splatI32(H))),
+                  b.CreateAnd(b.CreateICmpSGE(iw, splatI32(0)), b.CreateICmpSLT(iw, splatI32(W))));
+              mask[v] = b.CreateAnd(inside, inTile[v]);
+              offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(W)), iw);
+            }
+            llvm::Value* rowOffset = nullptr;
+            if (contiguous) {
+              llvm::Value* ih = b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
+              llvm::Value* iw = b.CreateAdd(ow0, kb.index(kw * dw - padLeft));
+              rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw);
+            }
+            kb.forRange(0, count, [&](llvm::Value* cl) {
+              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
+              llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
+              for (int64_t v = 0; v < nv; ++v) {
+                llvm::Value* value;
+                if (contiguous) {
+                  llvm::Value* at = b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
+                  value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
+                                             mask[v], llvm::Constant::getNullValue(vecTy));
+                } else {
+                  llvm::Value* base = kb.elementAddress(0, channel);
+                  llvm::Value* pointers = b.CreateGEP(floatTy, base, offset[v]);
+                  value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
+                                               llvm::Constant::getNullValue(vecTy));
+                }
+                llvm::Value* slot = b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L));
+                b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
+              }
+            });
+          }
+        }
+        LoadB loadB = [&](llvm::Value* k, int64_t v) {
+          llvm::Value* slot = b.CreateAdd(b.CreateMul(k, kb.index(NR)), kb.index(v * L));
+          return b.CreateAlignedLoad(vecTy, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
+        };
+        runPanels(b.CreateMul(c0, kb.index(taps)), count * taps, loadB, first, last);
+      };
+      if (fullBlocks == 1 && lastC == 0) {
+        block(kb.index(0), blockC, b.getTrue(), b.getTrue());
+      } else {
+        kb.forRange(0, fullBlocks, [&](llvm::Value* k) {
+          llvm::Value* first = b.CreateICmpEQ(k, kb.index(0));
+          llvm::Value* last =
+              lastC > 0 ? b.getFalse() : b.CreateICmpEQ(k, kb.index(fullBlocks - 1));
+          block(b.CreateMul(k, kb.index(blockC)), blockC, first, last);
+        });
+        if (lastC > 0) block(kb.index(fullBlocks * blockC), lastC, b.getFalse(), b.getTrue());
+      }
+    };
+
+    if (rowAligned) {
+      llvm::Value* rowStart = b.CreateMul(pixelItem, kb.index(OW));
+      kb.forRange(0, fullTiles, [&](llvm::Value* t) {
+        pixelTile(b.CreateAdd(rowStart, b.CreateMul(t, kb.index(NR))), NR);
+      });
+      if (tailWidth > 0) pixelTile(b.CreateAdd(rowStart, kb.index(fullTiles * NR)), tailWidth);
+    } else if (tailWidth == 0) {
+      pixelTile(b.CreateMul(pixelItem, kb.index(NR)), NR);
+    } else {
+      llvm::Value* isFull = b.CreateICmpULT(pixelItem, kb.index(fullTiles));
+      if (fullTiles > 0)
+        kb.ifThen(isFull, [&] { pixelTile(b.CreateMul(pixelItem, kb.index(NR)), NR); });
+      kb.ifThen(b.CreateNot(isFull), [&] { pixelTile(kb.index(fullTiles * NR), tailWidth); });
+    }
+  });
+  const int64_t tilesPerItem = rowAligned ? fullTiles + (tailWidth > 0) : 1;
+  workgroups = workgroupsFor(items, panelsPerGroup * MR * K * NR * tilesPerItem);
+  return true;
+}
+
+}  // namespace kiln::codegen::detail

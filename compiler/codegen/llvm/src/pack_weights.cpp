@@ -1,0 +1,55 @@
+// Compile-time packing of convolution weights into the GEMM kernel's panel order (see
+// conv_gemm_plan.h): a codegen-side step on the dispatch graph, run by the driver between
+// lowering and kernel generation. A constant is repacked only when the one dispatch reading
+// it takes the GEMM kernel; its size does not change, so the constants layout and every
+// BufferRef stay valid. LLVM-free.
+#include <cstring>
+#include <map>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/ir/dispatch_graph.h"
+
+namespace kiln::codegen {
+
+int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
+                    const TargetConfig& target) {
+  VectorUnit unit = vectorUnitOf(target);
+  if (unit.lanes == 0 || kernels.size() != graph.dispatches.size()) return 0;
+  // How often each constant is read: by any binding, or by a copy step.
+  std::map<uint32_t, int> reads;
+  for (const ir::Dispatch& dispatch : graph.dispatches)
+    for (const ir::Binding& binding : dispatch.bindings)
+      if (binding.ref.space == ir::Space::Constants) ++reads[binding.ref.index];
+  for (const ir::Step& step : graph.steps)
+    if (step.kind == ir::StepKind::Copy && step.src.space == ir::Space::Constants)
+      ++reads[step.src.index];
+
+  int packed = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    KernelDesc& desc = kernels[i];
+    if (desc.kind != KernelKind::Conv || desc.weightPanel != 0) continue;
+    ConvGemmTile tile = convGemmTile(desc, unit);
+    if (!tile.applies()) continue;
+    const ir::Binding* weights = nullptr;
+    for (const ir::Binding& binding : graph.dispatches[i].bindings)
+      if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
+        weights = &binding;
+    if (!weights || weights->ref.space != ir::Space::Constants) continue;
+    if (reads[weights->ref.index] != 1 || weights->ref.index >= graph.constants.size()) continue;
+    ir::ConstantEntry& constant = graph.constants[weights->ref.index];
+    const std::vector<int64_t>& ws = desc.inputs[1].shape;
+    int64_t oc = ws[0], k = ws[1] * ws[2] * ws[3];
+    uint64_t bytes = uint64_t(oc * k) * sizeof(float);
+    if (weights->ref.offset != 0 || weights->ref.length != bytes || constant.bytes.size() != bytes)
+      continue;
+    std::vector<float> values(size_t(oc * k));
+    std::memcpy(values.data(), constant.bytes.data(), bytes);
+    std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.mr);
+    std::memcpy(constant.bytes.data(), panels.data(), bytes);
+    desc.weightPanel = tile.mr;
+    ++packed;
+  }
+  return packed;
+}
+
+}  // namespace kiln::codegen
