@@ -201,6 +201,26 @@ ArtifactSummary readArtifact(std::span<const uint8_t> bytes, const std::string& 
         a.debug.push_back({r.string(s.offset + d.strings_offset, d.strings_size, entry.dispatch_name),
                            r.string(s.offset + d.strings_offset, d.strings_size, entry.node_name)});
       }
+      // The optional cost table: its record sits between the header and entries at >= 32.
+      if (d.entries_offset >= sizeof(kiln_debug) + sizeof(kiln_debug_costs)) {
+        auto costs = r.read<kiln_debug_costs>(s.offset + sizeof(kiln_debug), "the DEBUG costs record");
+        if (costs.costs_offset != 0) {
+          if (costs.costs_offset % 8 != 0 || costs.costs_offset > s.size ||
+              d.entry_count > (s.size - costs.costs_offset) / sizeof(kiln_debug_cost))
+            r.fail("the DEBUG cost table lies outside DEBUG");
+          for (uint32_t e = 0; e < d.entry_count; ++e) {
+            auto cost = r.read<kiln_debug_cost>(
+                s.offset + costs.costs_offset + uint64_t{e} * sizeof(kiln_debug_cost),
+                "a DEBUG cost");
+            if (cost.kind >= KILN_COST_KIND_COUNT)
+              r.fail("DEBUG cost " + std::to_string(e) + " has unknown kind " +
+                     std::to_string(cost.kind));
+            a.debug[e].costKind = static_cast<kiln_cost_kind>(cost.kind);
+            a.debug[e].cost = cost.count;
+          }
+          a.debugHasCosts = true;
+        }
+      }
     }
   }
   return a;

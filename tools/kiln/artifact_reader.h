@@ -1,5 +1,6 @@
 // Reading an artifact's structure for `kiln dump`: header, sections, META tables, the
-// decoded command stream of every function (with stage numbers) and the DEBUG names.
+// decoded command stream of every function (with stage numbers) and the DEBUG names and
+// dispatch costs.
 // Independent of the runtime so that it also describes artifacts for other targets
 // (a Cortex-M artifact on an x86-64 host); every offset is bounds-checked and a malformed
 // artifact is a CliError, never a crash.
@@ -54,6 +55,8 @@ struct ArtifactFunction {
 struct ArtifactDebugEntry {
   std::string dispatchName;
   std::string nodeName;
+  kiln_cost_kind costKind = KILN_COST_NONE;  // from DEBUG's cost table, if it has one
+  uint64_t cost = 0;
 };
 
 struct ArtifactSummary {
@@ -63,6 +66,7 @@ struct ArtifactSummary {
   std::vector<std::vector<kiln_binding_signature>> kernels;
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactDebugEntry> debug;  // empty when stripped
+  bool debugHasCosts = false;             // DEBUG carries the compiler's cost table
   bool constantsExternal = false;
   kiln_external_constants external{};
   bool kernelsStatic = false;

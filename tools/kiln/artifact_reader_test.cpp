@@ -37,7 +37,8 @@ std::vector<uint8_t> sampleArtifact() {
   c.functions.push_back(std::move(f));
   c.constants.assign(128, 1);
   c.kernelElf.assign(300, 0x90);
-  c.debug = {{"Add", "add0 (Add)"}, {"Relu", "relu0 (Relu)"}};
+  c.debug = {{"Add", "add0 (Add)", KILN_COST_ELEMENTS, 16},
+             {"Relu", "relu0 (Relu)", KILN_COST_FLOPS, 1234567}};
   return emit::serializeArtifact(c);
 }
 
@@ -63,6 +64,11 @@ TEST(ArtifactReader, ReadsWhatTheWriterWrites) {
   EXPECT_EQ(f.commands[4].stage, 2u);
   ASSERT_EQ(a.debug.size(), 2u);
   EXPECT_EQ(a.debug[1].nodeName, "relu0 (Relu)");
+  EXPECT_TRUE(a.debugHasCosts);
+  EXPECT_EQ(a.debug[0].costKind, KILN_COST_ELEMENTS);
+  EXPECT_EQ(a.debug[0].cost, 16u);
+  EXPECT_EQ(a.debug[1].costKind, KILN_COST_FLOPS);
+  EXPECT_EQ(a.debug[1].cost, 1234567u);
   EXPECT_EQ(spaceName(KILN_SPACE_OUTPUT(2)), "output 2");
 }
 

@@ -1,13 +1,27 @@
 // `kiln bench ARTIFACT --input=... [--threads=N] [--iterations=N | --seconds=S] [--json]`:
 // measures the latency of one call: warm-up calls first, then timed calls, then min, p50,
-// p90, p99, max, mean and jitter (p99 / p50) in microseconds.
+// p90, p99, max, mean and jitter (p99 / p50) in microseconds. `--per-dispatch` also times
+// every dispatch through the runtime's trace hook and reports each one's median, share and
+// achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
+// `--lock-memory` remove two sources of jitter.
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
 
+#include "artifact_reader.h"
 #include "cli_error.h"
 #include "command.h"
+#include "dispatch_profile.h"
 #include "json_writer.h"
 #include "latency_stats.h"
+#include "npy.h"
 #include "runtime_session.h"
 #include "tensor_spec.h"
 
@@ -20,22 +34,108 @@ double microsecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
+// Pins the calling thread (the one that runs the interpreter and, with one thread, every
+// kernel) to `cpu`. Called after the thread pool exists: its workers must not inherit it.
+void pinCallingThread(int64_t cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<int>(cpu), &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw CliError("--pin=" + std::to_string(cpu) + ": cannot pin to CPU " + std::to_string(cpu) +
+                   ": " + std::strerror(errno));
+}
+
+void lockMemory() {
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+    throw CliError(std::string("--lock-memory: mlockall failed: ") + std::strerror(errno) +
+                   " (the limit is `ulimit -l`)");
+}
+
+// Names and costs of a function's dispatches from the artifact's DEBUG section; empty when
+// the artifact was stripped.
+std::vector<DispatchInfo> dispatchInfos(const ArtifactSummary& artifact, uint32_t first,
+                                        uint32_t count) {
+  std::vector<DispatchInfo> infos;
+  if (artifact.debug.empty()) return infos;
+  for (uint32_t i = first; i < first + count && i < artifact.debug.size(); ++i) {
+    const ArtifactDebugEntry& d = artifact.debug[i];
+    infos.push_back({d.dispatchName, d.nodeName, d.costKind, d.cost});
+  }
+  return infos;
+}
+
+struct PerDispatch {
+  std::unique_ptr<DispatchProfile> profile;
+  std::vector<DispatchInfo> infos;
+  bool hasCosts = false;
+  std::string missingCosts;  // why there are no FLOPs, if there are none
+};
+
+PerDispatch preparePerDispatch(const std::string& path, RuntimeSession& session,
+                               uint32_t function) {
+  ArtifactSummary artifact = readArtifact(readFileBytes(path), path);
+  const ArtifactFunction& f = artifact.functions.at(function);
+  PerDispatch p;
+  p.profile = std::make_unique<DispatchProfile>(f.firstDispatch, f.dispatchCount);
+  p.infos = dispatchInfos(artifact, f.firstDispatch, f.dispatchCount);
+  p.hasCosts = artifact.debugHasCosts;
+  if (artifact.debug.empty())
+    p.missingCosts = "'" + path + "' has no DEBUG section (compiled with --strip): FLOPs and "
+                     "dispatch names are unavailable, times only";
+  else if (!artifact.debugHasCosts)
+    p.missingCosts = "'" + path + "' has no cost table in DEBUG (written by an older compiler): "
+                     "FLOPs are unavailable, times only";
+  DispatchProfile* profile = p.profile.get();
+  session.setTrace([profile](uint32_t dispatch, uint32_t kernel, uint64_t ns) {
+    profile->record(dispatch, kernel, ns);
+  });
+  return p;
+}
+
+void printStatsJson(JsonWriter& j, const LatencyStats& stats) {
+  j.field("min_us", stats.min);
+  j.field("p50_us", stats.p50);
+  j.field("p90_us", stats.p90);
+  j.field("p99_us", stats.p99);
+  j.field("max_us", stats.max);
+  j.field("mean_us", stats.mean);
+  j.field("jitter", stats.jitter());
+}
+
 int runBench(const ParsedArgs& args) {
   if (args.has("iterations") && args.has("seconds"))
     throw CliError("give either --iterations or --seconds, not both");
+  bool perDispatch = args.flag("per-dispatch");
+  std::optional<double> peak;
+  if (args.has("peak-gflops")) {
+    if (!perDispatch) throw CliError("--peak-gflops needs --per-dispatch");
+    peak = args.number("peak-gflops", 0);
+  }
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.constantsPath = args.value("constants").value_or("");
   int64_t iterations = args.integer("iterations", 0, 1, int64_t{1} << 30);
   double seconds = args.number("seconds", 1.0);
   int64_t warmup = args.integer("warmup", -1, 0, int64_t{1} << 30);
+  int64_t pin = args.integer("pin", -1, 0, CPU_SETSIZE - 1);
   std::vector<HostTensor> inputs;
   for (const std::string& spec : args.values("input")) inputs.push_back(parseTensorSpec(spec));
 
-  RuntimeSession session(args.positionals[0], options);
+  const std::string& path = args.positionals[0];
+  RuntimeSession session(path, options);
   uint32_t function = session.findFunction(args.value("function"));
   std::vector<AlignedBuffer> inputBuffers = session.prepareInputs(function, inputs);
   std::vector<AlignedBuffer> outputBuffers = session.allocateOutputs(function);
+  PerDispatch per;
+  if (perDispatch) per = preparePerDispatch(path, session, function);
+  if (pin >= 0) pinCallingThread(pin);
+  if (args.flag("lock-memory")) lockMemory();
+
+  auto call = [&] {
+    session.call(function, inputBuffers, outputBuffers);
+    if (per.profile && !per.profile->endCall())
+      throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
+  };
 
   // Warm-up: the given count, or calls for ~10% of the time budget (at least 3, at most 100)
   // so that caches, page tables and the thread pool are warm.
@@ -44,46 +144,69 @@ int runBench(const ParsedArgs& args) {
   while (warmup >= 0 ? warmed < warmup
                      : (warmed < 3 || (warmed < 100 && microsecondsSince(warmStart) <
                                                             seconds * 1e5))) {
-    session.call(function, inputBuffers, outputBuffers);
+    call();
     ++warmed;
   }
+  // The warm-up's dispatch times are not samples.
+  if (per.profile) per.profile->clearSamples();
 
+  // Reserve the samples up front: a reallocation between two calls would evict the caches
+  // the next call needs (a p99 outlier). With --seconds, from the warm-up's time per call.
   std::vector<double> samples;
+  double warmPerCallUs = microsecondsSince(warmStart) / double(std::max<int64_t>(warmed, 1));
+  size_t expectedCalls = iterations > 0
+                             ? size_t(iterations)
+                             : size_t(1.5 * seconds * 1e6 / std::max(warmPerCallUs, 1.0)) + 16;
+  samples.reserve(expectedCalls);
+  if (per.profile) per.profile->reserveCalls(expectedCalls);
   Clock::time_point start = Clock::now();
   while (iterations > 0 ? int64_t(samples.size()) < iterations
                         : (samples.size() < 10 || microsecondsSince(start) < seconds * 1e6)) {
     Clock::time_point t0 = Clock::now();
     session.call(function, inputBuffers, outputBuffers);
     samples.push_back(microsecondsSince(t0));
+    if (per.profile && !per.profile->endCall())
+      throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
   }
+  session.setTrace(nullptr);
   LatencyStats stats = summarize(samples);
+  std::optional<ProfileReport> report;
+  if (per.profile)
+    report = buildProfileReport(*per.profile, per.infos, per.hasCosts, peak);
 
   if (args.flag("json")) {
     JsonWriter j;
     j.beginObject();
-    j.field("artifact", args.positionals[0]);
+    j.field("artifact", path);
     j.field("function", session.functionName(function));
     j.field("threads", options.threads);
     j.field("warmup_iterations", warmed);
     j.field("iterations", uint64_t{stats.count});
-    j.field("min_us", stats.min);
-    j.field("p50_us", stats.p50);
-    j.field("p90_us", stats.p90);
-    j.field("p99_us", stats.p99);
-    j.field("max_us", stats.max);
-    j.field("mean_us", stats.mean);
-    j.field("jitter", stats.jitter());
+    if (pin >= 0) j.field("pinned_cpu", pin);
+    printStatsJson(j, stats);
+    if (report) {
+      j.field("per_dispatch", true);  // the figures above are of traced calls
+      if (!per.missingCosts.empty()) j.field("costs_unavailable", per.missingCosts);
+      writeProfileJson(j, *report);
+    }
     j.endObject();
     std::printf("%s\n", j.text().c_str());
     return 0;
   }
-  std::printf("%s: function '%s', %u thread%s, %zu iterations after %lld warm-up\n",
-              args.positionals[0].c_str(), session.functionName(function).c_str(),
-              options.threads, options.threads == 1 ? "" : "s", stats.count,
-              static_cast<long long>(warmed));
-  std::printf("  min %.1f us   p50 %.1f us   p90 %.1f us   p99 %.1f us   max %.1f us   mean %.1f us\n",
-              stats.min, stats.p50, stats.p90, stats.p99, stats.max, stats.mean);
+  std::printf("%s: function '%s', %u thread%s, %zu iterations after %lld warm-up%s\n",
+              path.c_str(), session.functionName(function).c_str(), options.threads,
+              options.threads == 1 ? "" : "s", stats.count, static_cast<long long>(warmed),
+              pin >= 0 ? (", pinned to CPU " + std::to_string(pin)).c_str() : "");
+  std::printf("  %smin %.1f us   p50 %.1f us   p90 %.1f us   p99 %.1f us   max %.1f us   mean %.1f us\n",
+              report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99,
+              stats.max, stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
+  if (report) {
+    if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
+    if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
+    std::printf("  per dispatch (median over %zu calls; each dispatch adds two clock reads):\n%s",
+                per.profile->calls(), profileText(*report).c_str());
+  }
   return 0;
 }
 
@@ -93,18 +216,35 @@ const Command& benchCommand() {
   static const Command command{
       "bench",
       "measure the latency of an artifact's entry function",
-      "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] [--json]",
+      "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
+      "[--per-dispatch [--peak-gflops=X]] [--pin=CPU] [--lock-memory] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
       "microseconds and the jitter p99/p50; --json prints one JSON object with p50_us, p90_us,\n"
-      "p99_us, min_us, max_us, mean_us, jitter and iterations.",
+      "p99_us, min_us, max_us, mean_us, jitter and iterations.\n"
+      "\n"
+      "--per-dispatch times every dispatch through the runtime's trace hook and prints, by\n"
+      "dispatch index: kernel, median and min time, share of the sum, the compiler's cost\n"
+      "(FLOPs = 2 x MACs of conv/matmul, integer ops of quantized conv/FC, elements of the\n"
+      "others; from the artifact's DEBUG section, so a --strip'ped artifact gives times only),\n"
+      "the achieved GFLOP/s and, with --peak-gflops=X (e.g. from bench/fma_peak_bench), the % of\n"
+      "that peak; then the top 5 by time. The trace costs two clock reads per dispatch and runs\n"
+      "a stage's dispatches one after another, so the whole-call figures of a per-dispatch run\n"
+      "(reported separately) are a little slower than a plain run.\n"
+      "\n"
+      "--pin=CPU pins the calling thread (it runs every kernel with --threads=1) to one CPU;\n"
+      "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults.",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads (default 1: the calling thread)"},
        {"iterations", FlagKind::Value, "N", "timed calls"},
        {"seconds", FlagKind::Value, "S", "time budget of the timed calls (default 1)"},
        {"warmup", FlagKind::Value, "N", "warm-up calls (default: ~10% of the budget, 3-100)"},
+       {"per-dispatch", FlagKind::Bool, "", "time every dispatch (trace hook) and report each"},
+       {"peak-gflops", FlagKind::Value, "X", "the machine's peak, for % of peak (--per-dispatch)"},
+       {"pin", FlagKind::Value, "CPU", "pin the calling thread to this CPU"},
+       {"lock-memory", FlagKind::Bool, "", "lock all pages in RAM (mlockall)"},
        {"json", FlagKind::Bool, "", "print one JSON object"},
        {"constants", FlagKind::Value, "FILE",
         "the constants of an artifact compiled with --external-constants"}},

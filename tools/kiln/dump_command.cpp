@@ -1,11 +1,13 @@
 // `kiln dump ARTIFACT [--json]`: what an artifact contains, read without loading it (so it
 // works for any target): header and target, sections with their bytes and share of the file,
 // functions with their signatures, kernel signatures, the schedule disassembled in order and
-// grouped into stages with each dispatch's bindings, arena size and stack bound.
+// grouped into stages with each dispatch's bindings (and, from DEBUG, its name and the
+// compiler's cost: FLOPs, integer ops or elements), arena size and stack bound.
 #include <cstdio>
 
 #include "artifact_reader.h"
 #include "command.h"
+#include "cost_text.h"
 #include "host_tensor.h"
 #include "json_writer.h"
 #include "npy.h"
@@ -50,8 +52,10 @@ std::string commandText(const ArtifactSummary& a, const ArtifactCommand& c) {
       std::string text = "dispatch #" + std::to_string(c.dispatchIndex) + "  kernel " +
                          std::to_string(c.operands[KILN_DISPATCH_KERNEL]) + "  workgroups " +
                          std::to_string(c.operands[KILN_DISPATCH_WORKGROUPS]);
-      if (const ArtifactDebugEntry* d = debugFor(a, c.dispatchIndex))
+      if (const ArtifactDebugEntry* d = debugFor(a, c.dispatchIndex)) {
+        if (a.debugHasCosts) text += "  (" + costText(d->costKind, d->cost) + ")";
         text += "  " + d->dispatchName + "  <- " + d->nodeName;
+      }
       for (size_t b = 0; b < c.bindings.size(); ++b) {
         const ArtifactBinding& binding = c.bindings[b];
         std::snprintf(buffer, sizeof buffer, "\n          binding %zu: %-10s +%-10llu %10llu B  %s",
@@ -242,6 +246,10 @@ void printJson(const std::string& path, const ArtifactSummary& a) {
       if (const ArtifactDebugEntry* d = debugFor(a, c.dispatchIndex)) {
         j.field("name", d->dispatchName);
         j.field("node", d->nodeName);
+        if (a.debugHasCosts) {
+          j.field("cost_kind", costKindName(d->costKind));
+          j.field("cost", d->cost);
+        }
       }
       j.key("bindings");
       j.beginArray();

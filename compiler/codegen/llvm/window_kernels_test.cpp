@@ -3,7 +3,7 @@
 // for 4-lane x86-64), run with several workgroup splits and compared with straightforward C++
 // references computed here: 3x3 and 5x5 windows, strides 1 and 2, padding, odd and narrow
 // widths, channel multipliers, fused bias/Clip/HardSwish/residual, ceil mode and
-// count_include_pad.
+// count_include_pad; and the vectorised reductions over trailing axes (GlobalAveragePool).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -261,6 +261,51 @@ TEST(WindowKernels, AveragePoolPadsAndCountIncludePad) {
 TEST(WindowKernels, PoolsWithFourLanes) {
   checkPool({PoolKind::Max, 2, 9, 27, 3, 2, {0, 0, 0, 0}, true, false}, "x86_64");
   checkPool({PoolKind::Average, 2, 9, 21, 3, 2, {1, 1, 1, 1}, true, true}, "x86_64");
+}
+
+// ---- Reductions over trailing axes (GlobalAveragePool) --------------------------------------
+void checkTrailingReduce(ReduceKind kind, std::vector<int64_t> shape, size_t reducedAxes,
+                         const std::string& target = "host") {
+  KernelDesc d;
+  d.kind = KernelKind::Reduce;
+  d.name = "reduce";
+  d.reduceKind = kind;
+  d.inputs = {f32(shape)};
+  std::vector<int64_t> outShape = shape;
+  for (size_t i = shape.size() - reducedAxes; i < shape.size(); ++i) {
+    d.axes.push_back(int64_t(i));
+    outShape[i] = 1;
+  }
+  d.output = f32(outShape);
+  std::vector<float> x = randomFloats(size_t(product(shape)), 31, -3.0f, 2.0f);
+  int64_t inner = 1;
+  for (size_t i = shape.size() - reducedAxes; i < shape.size(); ++i) inner *= shape[i];
+  std::vector<float> want(x.size() / size_t(inner));
+  for (size_t o = 0; o < want.size(); ++o) {
+    double sum = 0;
+    float best = kind == ReduceKind::Max ? -INFINITY : INFINITY;
+    for (int64_t i = 0; i < inner; ++i) {
+      float v = x[o * size_t(inner) + size_t(i)];
+      sum += v;
+      best = kind == ReduceKind::Max ? std::max(best, v) : std::min(best, v);
+    }
+    want[o] = kind == ReduceKind::Sum    ? float(sum)
+              : kind == ReduceKind::Mean ? float(sum / double(inner))
+                                         : best;
+  }
+  expectClose(runKernel(d, {x}, {1, 3, 1000}, target), want);
+}
+
+TEST(WindowKernels, GlobalAveragePoolAndTrailingReductions) {
+  // SqueezeNet's 1000 x 13 x 13 (169 = 21 vectors + a masked one), ResNet's 512 x 7 x 7,
+  // MobileNet's 1280 x 7 x 7 (scaled down), a run of exactly one vector, the last axis only.
+  checkTrailingReduce(ReduceKind::Mean, {1, 40, 13, 13}, 2);
+  checkTrailingReduce(ReduceKind::Mean, {2, 24, 7, 7}, 2);
+  checkTrailingReduce(ReduceKind::Sum, {3, 2, 8}, 1);
+  checkTrailingReduce(ReduceKind::Max, {5, 37}, 1);
+  checkTrailingReduce(ReduceKind::Min, {4, 3, 5, 5}, 3);
+  checkTrailingReduce(ReduceKind::Mean, {1, 6, 3}, 1);  // narrower than 4 lanes: plain loop
+  checkTrailingReduce(ReduceKind::Mean, {1, 9, 13, 13}, 2, "x86_64");
 }
 
 }  // namespace

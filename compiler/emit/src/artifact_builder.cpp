@@ -143,15 +143,29 @@ std::vector<uint8_t> buildDebug(const ArtifactContents& c) {
   std::vector<kiln_debug_entry> entries;
   for (const DebugEntry& d : c.debug)
     entries.push_back({strings.add(d.dispatchName), strings.add(d.nodeName)});
+  // [header][costs record][entries][costs][strings]: the entries start at 32, which tells
+  // a reader that the costs record at 16 is present (1.0 readers skip it).
+  uint32_t entriesOffset = sizeof(kiln_debug) + sizeof(kiln_debug_costs);
+  uint32_t costsOffset =
+      entriesOffset + static_cast<uint32_t>(entries.size() * sizeof(kiln_debug_entry));
   kiln_debug header;
   header.entry_count = static_cast<uint32_t>(entries.size());
-  header.entries_offset = sizeof(kiln_debug);
+  header.entries_offset = entriesOffset;
   header.strings_offset =
-      static_cast<uint32_t>(sizeof(kiln_debug) + entries.size() * sizeof(kiln_debug_entry));
+      costsOffset + static_cast<uint32_t>(entries.size() * sizeof(kiln_debug_cost));
   header.strings_size = static_cast<uint32_t>(strings.bytes().size());
+  kiln_debug_costs costs{};
+  costs.costs_offset = costsOffset;
   std::vector<uint8_t> out;
   appendStruct(out, header);
+  appendStruct(out, costs);
   for (const kiln_debug_entry& e : entries) appendStruct(out, e);
+  for (const DebugEntry& d : c.debug) {
+    kiln_debug_cost cost{};
+    cost.count = d.cost;
+    cost.kind = d.costKind;
+    appendStruct(out, cost);
+  }
   out.insert(out.end(), strings.bytes().begin(), strings.bytes().end());
   return out;
 }

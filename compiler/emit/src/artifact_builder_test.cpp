@@ -27,7 +27,7 @@ ArtifactContents sample() {
   c.functions.push_back(std::move(f));
   c.constants.assign(100, 7);
   c.kernelElf = {0x7f, 'E', 'L', 'F', 1, 2, 3};
-  c.debug.push_back({"dispatch_0_relu", "Relu_3"});
+  c.debug.push_back({"dispatch_0_relu", "Relu_3", KILN_COST_ELEMENTS, 4});
   return c;
 }
 
@@ -117,6 +117,15 @@ TEST(ArtifactBuilder, DebugSection) {
   const char* strings = reinterpret_cast<const char*>(bytes.data()) + base + debug.strings_offset;
   EXPECT_STREQ(strings + entry.dispatch_name, "dispatch_0_relu");
   EXPECT_STREQ(strings + entry.node_name, "Relu_3");
+  // The cost table: its record right after the header, the entries at 32 (1.0 readers skip
+  // both), one 16-byte cost per dispatch after the entries.
+  EXPECT_EQ(debug.entries_offset, 32u);
+  auto costs = read<kiln_debug_costs>(bytes, base + sizeof(kiln_debug));
+  EXPECT_EQ(costs.costs_offset, 40u);
+  auto cost = read<kiln_debug_cost>(bytes, base + costs.costs_offset);
+  EXPECT_EQ(cost.kind, uint32_t{KILN_COST_ELEMENTS});
+  EXPECT_EQ(cost.count, 4u);
+  EXPECT_EQ(debug.strings_offset, 56u);
 
   ArtifactContents stripped = sample();
   stripped.debug.clear();

@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "kiln/emit/dispatch_cost.h"
 #include "kiln/ir/op.h"
 
 namespace kiln::emit {
@@ -149,7 +150,10 @@ ArtifactContents describeArtifact(const ir::DispatchGraph& graph,
         uint32_t workgroups = std::max<uint32_t>(
             1, std::min(kernels.maxWorkgroups[d.id], options.maxWorkgroups));
         f.commands.dispatch(kernels.kernelIndex[d.id], workgroups, refs);
-        if (!options.strip) c.debug.push_back({dispatchName(d), sourceNames(d)});
+        if (!options.strip) {
+          DispatchCost cost = dispatchCost(d);
+          c.debug.push_back({dispatchName(d), sourceNames(d), cost.kind, cost.count});
+        }
         break;
       }
       case ir::StepKind::Copy:

@@ -1,7 +1,10 @@
 // Reductions (sum, mean, max, min, prod, L1, L2, sum of squares, log-sum, log-sum-exp over any
 // set of axes; GlobalAveragePool is a mean over H, W)
 // softmax / log-softmax and CumSum (running sums) along one axis. Each workgroup item produces one output element
-// (reduce) or one softmax lane; its reduced axes are walked by nested loops.
+// (reduce) or one softmax lane; its reduced axes are walked by nested loops. On targets with
+// vector registers, f32 sum / mean / max / min over trailing axes (GlobalAveragePool, ReduceMean
+// over H, W) read each output's contiguous run as vectors (a masked last one) into a vector
+// accumulator, folded across its lanes at the end.
 #include <algorithm>
 #include <functional>
 
@@ -28,9 +31,73 @@ void forNest(KernelBuilder& kb, llvm::Value* base, const std::vector<int64_t>& e
   });
 }
 
+// f32 Sum / Mean / Max / Min over the trailing axes (each output reads a contiguous run of at
+// least one vector), if it applies: vector loads into a vector accumulator, lanes folded
+// pairwise at the end.
+bool emitReduceVector(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  const ReduceKind kind = d.reduceKind;
+  if (kb.target().vectorLanes < 4 || d.output.type != ElemType::F32 || d.axes.empty()) return false;
+  if (kind != ReduceKind::Sum && kind != ReduceKind::Mean && kind != ReduceKind::Max &&
+      kind != ReduceKind::Min)
+    return false;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  for (size_t i = 0; i < d.axes.size(); ++i)  // the last axes.size() axes, in order
+    if (d.axes[i] != int64_t(xs.size() - d.axes.size() + i)) return false;
+  int64_t inner = 1, outputs = 1;
+  for (size_t i = 0; i < xs.size(); ++i) (i + d.axes.size() < xs.size() ? outputs : inner) *= xs[i];
+  unsigned lanes = kb.target().vectorLanes;
+  while (lanes > 4 && inner < int64_t(lanes)) lanes /= 2;
+  if (inner < int64_t(lanes)) return false;
+  llvm::IRBuilder<>& b = kb.b();
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  const bool isSum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
+  llvm::Value* identity = kb.f32(isSum                     ? 0.0f
+                                 : kind == ReduceKind::Max ? -__builtin_inff()
+                                                           : __builtin_inff());
+  auto combine = [&](llvm::Value* acc, llvm::Value* x) {
+    if (isSum) return b.CreateFAdd(acc, x);
+    return kind == ReduceKind::Max ? kb.maxValue(x, acc) : kb.minValue(x, acc);
+  };
+  const int64_t full = inner / lanes, rest = inner % lanes;
+  llvm::Value* slot = kb.local(vecTy, "acc");
+  kb.forWorkgroupShare(outputs, [&](llvm::Value* o) {
+    llvm::Value* base = b.CreateMul(o, kb.index(inner));
+    b.CreateStore(b.CreateVectorSplat(lanes, identity), slot);
+    kb.forRange(0, full, [&](llvm::Value* i) {
+      llvm::Value* x = kb.loadVector(0, b.CreateAdd(base, b.CreateMul(i, kb.index(lanes))), lanes);
+      b.CreateStore(combine(b.CreateLoad(vecTy, slot), x), slot);
+    });
+    llvm::Value* acc = b.CreateLoad(vecTy, slot);
+    if (rest > 0) {
+      std::vector<llvm::Constant*> on;
+      for (unsigned j = 0; j < lanes; ++j) on.push_back(b.getInt1(j < rest));
+      llvm::Value* at = kb.elementAddress(0, b.CreateAdd(base, kb.index(full * lanes)));
+      acc =
+          combine(acc, b.CreateMaskedLoad(vecTy, at, llvm::Align(4), llvm::ConstantVector::get(on),
+                                          b.CreateVectorSplat(lanes, identity)));
+    }
+    for (unsigned width = lanes / 2; width >= 1; width /= 2) {  // fold halves
+      std::vector<int> low, high;
+      for (unsigned j = 0; j < width; ++j) {
+        low.push_back(int(j));
+        high.push_back(int(j + width));
+      }
+      acc = combine(b.CreateShuffleVector(acc, low), b.CreateShuffleVector(acc, high));
+    }
+    llvm::Value* result = b.CreateExtractElement(acc, uint64_t(0));
+    if (kind == ReduceKind::Mean) result = b.CreateFDiv(result, kb.f32(float(inner)));
+    kb.store(kb.outputBinding(), ElemType::F32, o, result);
+  });
+  workgroups = workgroupsFor(outputs, inner);
+  return true;
+}
+
 }  // namespace
 
 uint32_t emitReduce(KernelBuilder& kb) {
+  uint32_t vectorWorkgroups = 0;
+  if (emitReduceVector(kb, vectorWorkgroups)) return vectorWorkgroups;
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
   const ElemType type = d.output.type;

@@ -281,6 +281,31 @@ typedef struct kiln_debug_entry {
   uint32_t node_name;     /* 4: the model node(s) the dispatch came from */
 } kiln_debug_entry;
 
+/* Optional cost table of DEBUG (readable by every 1.0 reader, which ignores it): a writer that
+ * records each dispatch's arithmetic cost puts the entries at entries_offset >= 32 and this
+ * record at DEBUG offset 16. A reader uses the record only when entries_offset >= 32;
+ * costs_offset 0 means "no cost table". Costs are what the compiler knows from the op and its
+ * static shapes, for profilers (`kiln bench --per-dispatch`); the runtime never reads them. */
+typedef struct kiln_debug_costs {
+  uint32_t costs_offset; /* 16: 8-aligned, relative to DEBUG: kiln_debug_cost[entry_count] */
+  uint32_t reserved[3];  /* 20: 0 */
+} kiln_debug_costs;
+
+/* What kiln_debug_cost.count counts. */
+typedef enum kiln_cost_kind {
+  KILN_COST_NONE = 0,     /* data movement (copy, transpose, gather...): no arithmetic cost */
+  KILN_COST_FLOPS = 1,    /* float conv / matmul: 2 x multiply-accumulates */
+  KILN_COST_INT_OPS = 2,  /* quantized conv / fully connected: 2 x integer multiply-accumulates */
+  KILN_COST_ELEMENTS = 3, /* elementwise, pooling, reduction, normalization: elements processed */
+  KILN_COST_KIND_COUNT = 4
+} kiln_cost_kind;
+
+typedef struct kiln_debug_cost {
+  uint64_t count; /* 0 */
+  uint32_t kind;  /* 8: kiln_cost_kind */
+  uint32_t reserved; /* 12: 0 */
+} kiln_debug_cost;
+
 /* ---- constants hash -------------------------------------------------------------------------
  * 64-bit hash of the external constants, 8 bytes per step (hundreds of MB hash in well under a
  * second). Not cryptographic: it catches the wrong file or a stale build, not an attacker. */
@@ -351,5 +376,7 @@ KILN_FORMAT_STATIC_ASSERT(offsetof(kiln_binding_signature, alignment) == 10, "al
 KILN_FORMAT_STATIC_ASSERT(sizeof(kiln_external_constants) == 64, "external record is 64 B");
 KILN_FORMAT_STATIC_ASSERT(sizeof(kiln_debug) == 16, "debug header is 16 bytes");
 KILN_FORMAT_STATIC_ASSERT(sizeof(kiln_debug_entry) == 8, "debug entry is 8 bytes");
+KILN_FORMAT_STATIC_ASSERT(sizeof(kiln_debug_costs) == 16, "debug costs record is 16 B");
+KILN_FORMAT_STATIC_ASSERT(sizeof(kiln_debug_cost) == 16, "debug cost entry is 16 bytes");
 
 #endif /* KILN_FORMAT_ARTIFACT_H_ */

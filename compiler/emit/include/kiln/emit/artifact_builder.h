@@ -41,6 +41,8 @@ struct KernelSignature {
 struct DebugEntry {
   std::string dispatchName;
   std::string nodeName;
+  kiln_cost_kind costKind = KILN_COST_NONE;  // DEBUG's cost table (see dispatch_cost.h)
+  uint64_t cost = 0;
 };
 
 struct ArtifactContents {

@@ -1,0 +1,222 @@
+// `kiln bench --per-dispatch` and the FLOP counts of `kiln dump` on the shipped digits model
+// (examples/digits: Conv 1->8 3x3, ReLU, Conv 8->16 3x3, ReLU, MaxPool 2x2, Flatten,
+// Gemm 256->24, ReLU, Gemm 24->10 on a 1x1x8x8 image), compiled once per suite. The FLOP
+// counts are worked out by hand (2 x multiply-accumulates):
+//   conv 0: 8x8x8 outputs  x 1x3x3 = 4608 MACs  ->   9216 FLOPs
+//   conv 1: 16x8x8 outputs x 8x3x3 = 73728 MACs -> 147456 FLOPs
+//   gemm 0: 24 outputs x 256 = 6144 MACs        ->  12288 FLOPs
+//   gemm 1: 10 outputs x 24  = 240 MACs         ->    480 FLOPs
+//   max pool: reads 16x8x8 = 1024 elements
+// Fusion makes four dispatches: Conv+Relu, Conv+Relu, MaxPool, Gemm+Relu+Gemm (12768 FLOPs).
+// No timing is asserted beyond "the dispatch times add up to roughly the call".
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cli_fixture.h"
+#include "cli_runner.h"
+
+namespace kiln::clitest {
+namespace {
+
+std::string example(const std::string& file) {
+  return std::string(KILN_SOURCE_DIR) + "/examples/digits/" + file;
+}
+
+// The number after `"key":` at or after `from` in a compact JSON text.
+double jsonNumber(const std::string& json, const std::string& key, size_t from = 0) {
+  size_t at = json.find("\"" + key + "\":", from);
+  EXPECT_NE(at, std::string::npos) << key << " in " << json;
+  if (at == std::string::npos) return 0;
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+class KilnBenchPerDispatch : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(makeTempDir("kiln-cli-per-dispatch-"));
+    CliResult r = runKiln({"compile", example("model.onnx"), "-o", path("digits.kiln")});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    r = runKiln({"compile", example("model.onnx"), "-o", path("stripped.kiln"), "--strip"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  static std::string path(const std::string& name) { return *dir_ + "/" + name; }
+  static CliResult bench(const std::string& artifact, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"bench", path(artifact),
+                                     "--input=1x1x8x8xf32=@" + example("digit_0.npy"),
+                                     "--iterations=200", "--warmup=20"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return runKiln(args);
+  }
+  static std::string* dir_;
+};
+std::string* KilnBenchPerDispatch::dir_ = nullptr;
+
+// The dispatches of the digits model as `kiln dump` lists them (index: name, cost text).
+struct Expected {
+  const char* name;
+  const char* node;  // the first source node
+  const char* kind;
+  uint64_t cost;
+  const char* costText;
+};
+const Expected kDigits[] = {
+    {"Conv+Relu", "/features/features.0/Conv (Conv)", "flops", 9216, "9.22 kFLOP"},
+    {"Conv+Relu", "/features/features.2/Conv (Conv)", "flops", 147456, "147 kFLOP"},
+    {"MaxPool", "/features/features.4/MaxPool (MaxPool)", "elements", 1024, "1.02 k elements"},
+    {"Gemm+Relu+Gemm", "/classifier/classifier.1/Gemm (Gemm)", "flops", 12768, "12.8 kFLOP"},
+};
+constexpr size_t kDigitsDispatches = sizeof kDigits / sizeof kDigits[0];
+
+TEST_F(KilnBenchPerDispatch, TextHasOneRowPerDispatchWithNamesAndFlops) {
+  CliResult r = bench("digits.kiln", {"--per-dispatch", "--peak-gflops=50"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("whole call (traced): min "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak: 50.0 GFLOP/s (--peak-gflops)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per dispatch (median over 200 calls"), std::string::npos) << r.out;
+  size_t pos = r.out.find("median us");
+  ASSERT_NE(pos, std::string::npos) << r.out;
+  for (size_t i = 0; i < kDigitsDispatches; ++i) {
+    // "      3      3       0.12 ..." : index, then the row's cost and name.
+    size_t line = r.out.find("\n  " + std::string(5 - std::to_string(i).size(), ' ') +
+                                 std::to_string(i) + " ",
+                             pos);
+    ASSERT_NE(line, std::string::npos) << "row " << i << "\n" << r.out;
+    std::string row = r.out.substr(line + 1, r.out.find('\n', line + 1) - line - 1);
+    EXPECT_NE(row.find(kDigits[i].costText), std::string::npos) << row;
+    EXPECT_NE(row.find(std::string(kDigits[i].name) + "  <- " + kDigits[i].node),
+              std::string::npos) << row;
+    if (std::string(kDigits[i].kind) == "flops") {
+      EXPECT_NE(row.find(" GFLOP/s "), std::string::npos) << row;
+      EXPECT_NE(row.find("%  " + std::string(kDigits[i].name)), std::string::npos) << row;
+    }
+    pos = line + 1;
+  }
+  // No row past the last dispatch, then the summary.
+  EXPECT_EQ(r.out.find("\n  " + std::string(4, ' ') + std::to_string(kDigitsDispatches) + " ",
+                       pos),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sum of dispatch medians: "), std::string::npos);
+  EXPECT_NE(r.out.find("169 kFLOP in conv/matmul dispatches"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("top 4 by time:\n    1. #"), std::string::npos) << r.out;
+}
+
+TEST_F(KilnBenchPerDispatch, JsonShapeAndHandComputedFlops) {
+  CliResult r = bench("digits.kiln", {"--per-dispatch", "--peak-gflops=50", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string& j = r.out;
+  EXPECT_EQ(j.front(), '{');
+  for (const char* key : {"\"per_dispatch\":true", "\"costs_available\":true",
+                          "\"peak_gflops\":50", "\"total_flops\":169440", "\"iterations\":200,",
+                          "\"dispatches\":[{\"index\":0,", "\"top\":["})
+    EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+  size_t pos = j.find("\"dispatches\":[");
+  double sum = 0;
+  for (size_t i = 0; i < kDigitsDispatches; ++i) {
+    std::string head = "{\"index\":" + std::to_string(i) + ",";
+    size_t at = j.find(head, pos);
+    ASSERT_NE(at, std::string::npos) << head << " in " << j;
+    std::string entry = j.substr(at, j.find('}', at) - at);
+    EXPECT_NE(entry.find("\"name\":\"" + std::string(kDigits[i].name) + "\""), std::string::npos)
+        << entry;
+    EXPECT_NE(entry.find("\"cost_kind\":\"" + std::string(kDigits[i].kind) + "\",\"cost\":" +
+                         std::to_string(kDigits[i].cost) + ","),
+              std::string::npos) << entry;
+    for (const char* key : {"\"median_us\":", "\"min_us\":", "\"share\":", "\"kernel\":"})
+      EXPECT_NE(entry.find(key), std::string::npos) << key << " in " << entry;
+    bool flops = std::string(kDigits[i].kind) == "flops";
+    EXPECT_EQ(entry.find("\"gflops\":") != std::string::npos, flops) << entry;
+    EXPECT_EQ(entry.find("\"percent_of_peak\":") != std::string::npos, flops) << entry;
+    sum += jsonNumber(entry, "median_us");
+    pos = at + 1;
+  }
+  EXPECT_EQ(j.find("{\"index\":" + std::to_string(kDigitsDispatches) + ",", pos),
+            std::string::npos) << j;
+  EXPECT_NEAR(sum, jsonNumber(j, "dispatch_sum_us"), 1e-6 * sum + 1e-9);
+}
+
+TEST_F(KilnBenchPerDispatch, DispatchTimesSumToAboutTheCall) {
+  // The call also decodes commands and reads the clock around each dispatch, so the medians
+  // add up to a bit less than the call's p50; loose bounds (the machine may be loaded).
+  CliResult r = bench("digits.kiln", {"--per-dispatch", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  double sum = jsonNumber(r.out, "dispatch_sum_us");
+  double p50 = jsonNumber(r.out, "p50_us");
+  EXPECT_GT(sum, 0.2 * p50) << r.out;
+  EXPECT_LT(sum, 1.5 * p50) << r.out;
+}
+
+TEST_F(KilnBenchPerDispatch, StrippedArtifactSaysFlopsAreUnavailable) {
+  CliResult r = bench("stripped.kiln", {"--per-dispatch"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("note: '" + path("stripped.kiln") +
+                       "' has no DEBUG section (compiled with --strip): FLOPs and dispatch "
+                       "names are unavailable, times only"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n      3 "), std::string::npos) << r.out;  // still one row each
+  CliResult j = bench("stripped.kiln", {"--per-dispatch", "--json"});
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  EXPECT_NE(j.out.find("\"costs_available\":false"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"costs_unavailable\":\""), std::string::npos) << j.out;
+  EXPECT_EQ(j.out.find("\"cost_kind\""), std::string::npos) << j.out;
+}
+
+TEST_F(KilnBenchPerDispatch, WorksWithTwoThreads) {
+  CliResult r = bench("digits.kiln", {"--per-dispatch", "--threads=2", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"threads\":2,"), std::string::npos);
+  EXPECT_NE(r.out.find("{\"index\":" + std::to_string(kDigitsDispatches - 1) + ","),
+            std::string::npos) << r.out;
+}
+
+TEST_F(KilnBenchPerDispatch, PeakGflopsNeedsPerDispatch) {
+  CliResult r = bench("digits.kiln", {"--peak-gflops=50"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("kiln: error: --peak-gflops needs --per-dispatch"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(KilnBenchPerDispatch, PinAndLockMemory) {
+  CliResult r = bench("digits.kiln", {"--pin=0", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"pinned_cpu\":0,"), std::string::npos) << r.out;
+  CliResult text = bench("digits.kiln", {"--pin=0"});
+  EXPECT_NE(text.out.find(", pinned to CPU 0\n"), std::string::npos) << text.out;
+  CliResult bad = bench("digits.kiln", {"--pin=1000"});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_NE(bad.err.find("--pin=1000: cannot pin to CPU 1000"), std::string::npos) << bad.err;
+  // mlockall needs CAP_IPC_LOCK or a big enough `ulimit -l`: either it works or it says why.
+  CliResult locked = bench("digits.kiln", {"--lock-memory"});
+  if (locked.exitCode != 0)
+    EXPECT_NE(locked.err.find("--lock-memory: mlockall failed: "), std::string::npos)
+        << locked.err;
+}
+
+TEST_F(KilnBenchPerDispatch, DumpShowsFlops) {
+  CliResult r = runKiln({"dump", path("digits.kiln")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (const Expected& e : kDigits)
+    EXPECT_NE(r.out.find("(" + std::string(e.costText) + ")  " + e.name + "  <- " + e.node),
+              std::string::npos) << e.node << "\n" << r.out;
+  CliResult j = runKiln({"dump", path("digits.kiln"), "--json"});
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  EXPECT_NE(j.out.find("\"cost_kind\":\"flops\",\"cost\":147456"), std::string::npos) << j.out;
+}
+
+// The runtime's standard test artifact is written without the cost table (as by an older
+// compiler): names but no FLOPs.
+TEST(KilnBenchPerDispatchOld, ArtifactWithoutCostTable) {
+  const CliFiles& f = cliFiles();
+  CliResult r = runKiln({"bench", f.elf, "--input=@" + f.x, "--input=@" + f.y, "--iterations=20",
+                         "--warmup=2", "--per-dispatch"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("has no cost table in DEBUG (written by an older compiler): FLOPs are "
+                       "unavailable, times only"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dispatch_2  <- node_2"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kiln::clitest
