@@ -203,7 +203,8 @@ ArtifactSummary readArtifact(std::span<const uint8_t> bytes, const std::string& 
       }
       // The optional cost table: its record sits between the header and entries at >= 32.
       if (d.entries_offset >= sizeof(kiln_debug) + sizeof(kiln_debug_costs)) {
-        auto costs = r.read<kiln_debug_costs>(s.offset + sizeof(kiln_debug), "the DEBUG costs record");
+        auto costs =
+            r.read<kiln_debug_costs>(s.offset + sizeof(kiln_debug), "the DEBUG costs record");
         if (costs.costs_offset != 0) {
           if (costs.costs_offset % 8 != 0 || costs.costs_offset > s.size ||
               d.entry_count > (s.size - costs.costs_offset) / sizeof(kiln_debug_cost))

@@ -197,9 +197,10 @@ int runBench(const ParsedArgs& args) {
               path.c_str(), session.functionName(function).c_str(), options.threads,
               options.threads == 1 ? "" : "s", stats.count, static_cast<long long>(warmed),
               pin >= 0 ? (", pinned to CPU " + std::to_string(pin)).c_str() : "");
-  std::printf("  %smin %.1f us   p50 %.1f us   p90 %.1f us   p99 %.1f us   max %.1f us   mean %.1f us\n",
-              report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99,
-              stats.max, stats.mean);
+  std::printf(
+      "  %smin %.1f us   p50 %.1f us   p90 %.1f us   p99 %.1f us   max %.1f us   mean %.1f us\n",
+      report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99, stats.max,
+      stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());

@@ -15,7 +15,8 @@ DispatchProfile::DispatchProfile(uint32_t firstDispatch, uint32_t count)
 bool DispatchProfile::endCall() {
   bool complete = recorded_ == current_.size();
   if (complete)
-    for (size_t i = 0; i < current_.size(); ++i) samples_[i].push_back(double(current_[i]) / 1000.0);
+    for (size_t i = 0; i < current_.size(); ++i)
+      samples_[i].push_back(double(current_[i]) / 1000.0);
   recorded_ = 0;
   return complete;
 }
@@ -63,7 +64,8 @@ namespace {
 std::string throughputText(const DispatchRow& row) {
   if (row.info.costKind == KILN_COST_NONE) return "-";
   char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.2f %s", row.throughput, throughputUnit(row.info.costKind));
+  std::snprintf(buffer, sizeof buffer, "%.2f %s", row.throughput,
+                throughputUnit(row.info.costKind));
   return buffer;
 }
 
