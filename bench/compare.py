@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
 """kiln vs ONNX Runtime on the same models and inputs.
 
-For every model: `kiln compile`, then `kiln bench --json` and bench/ort_bench.js (ONNX Runtime
-through onnxruntime-node) at each thread count, the same input .npy for both; then the peak RSS
-(/usr/bin/time) of one `kiln run` and of one ONNX Runtime run. Prints a table: p50 of each,
-the ratio ORT p50 / kiln p50 (> 1: kiln is faster), the RSS figures and the artifact size.
+For every model: `kiln compile` (timed), then `kiln bench --json` and bench/ort_bench.js (ONNX
+Runtime through onnxruntime-node) at each thread count, the same input .npy for both,
+interleaved: R rounds (--rounds, default 3) of kiln then ONNX Runtime, and the reported p50 and
+p99 are the medians of the per-round figures; then the peak RSS (/usr/bin/time) of one
+`kiln run` and of one ONNX Runtime run. Prints a table: p50 of each, the ratio ORT p50 / kiln
+p50 (> 1: kiln is faster), the RSS figures and the artifact size. --json keeps every round.
 
 Models: scripts/export_models.py's set (exported into --models-dir if missing) and the shipped
 example examples/digits. Needs `make` (build/bin/kiln) and `npm ci` in bench/.
 
-    bench/compare.py [--models mnist_cnn,resnet18] [--threads 1,2] [--seconds 2] [--json F]
+    bench/compare.py [--models mnist_cnn,resnet18] [--threads 1,2] [--seconds 2] [--rounds 3]
+                     [--json F]
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_MODELS = ["mnist_cnn", "mlp", "two_branch", "mobilenet_v2", "resnet18", "squeezenet1_1"]
@@ -79,7 +84,9 @@ def checkOutputs(args, row, artifact, ort, input_npy, reference):
 def benchModel(args, name, model, input_npy, reference):
     row = {"model": name, "onnx_bytes": os.path.getsize(model), "threads": {}}
     artifact = os.path.join(args.work, name + ".kiln")
+    started = time.monotonic()
     compiled = sh([args.kiln, "compile", model, "-o", artifact])
+    row["compile_s"] = time.monotonic() - started
     if compiled.returncode != 0:
         row["error"] = "kiln compile: " + lastLine(compiled.stderr)
         return row
@@ -90,24 +97,41 @@ def benchModel(args, name, model, input_npy, reference):
     ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
     checkOutputs(args, row, artifact, ort, input_npy, reference)
     for threads in args.threads:
-        timing = {}
-        for who, command in (
-                ("kiln", [args.kiln, "bench", artifact, f"--input=@{input_npy}",
-                          f"--threads={threads}", f"--seconds={args.seconds}", "--json"]),
-                ("ort", ort + [f"--threads={threads}", f"--seconds={args.seconds}", "--json"])):
-            result = sh(command)
-            if result.returncode != 0:
-                timing[who + "_error"] = lastLine(result.stderr)
-                continue
-            stats = json.loads(lastLine(result.stdout))
-            timing[who + "_p50_us"] = stats["p50_us"]
-            timing[who + "_p99_us"] = stats["p99_us"]
-        row["threads"][str(threads)] = timing
+        row["threads"][str(threads)] = benchInterleaved(args, artifact, ort, input_npy, threads)
     output = os.path.join(args.work, name + "_out.npy")
     row["kiln_rss_kb"] = peakRssKb([args.kiln, "run", artifact, f"--input=@{input_npy}",
                                     f"--output=@{output}"])
     row["ort_rss_kb"] = peakRssKb(ort + ["--iterations=1", "--warmup=1", "--json"])
     return row
+
+
+def benchInterleaved(args, artifact, ort, input_npy, threads):
+    """R rounds of (kiln, ORT) at one thread count. Per runtime: the per-round p50/p99 lists
+    and their medians (*_p50_us, *_p99_us), and the median per-round jitter p99/p50."""
+    commands = (
+        ("kiln", [args.kiln, "bench", artifact, f"--input=@{input_npy}", f"--threads={threads}",
+                  f"--seconds={args.seconds}", "--json"] + args.kiln_bench_flags),
+        ("ort", ort + [f"--threads={threads}", f"--seconds={args.seconds}", "--json"]))
+    rounds = {who: [] for who, _ in commands}
+    timing = {}
+    for _ in range(args.rounds):
+        for who, command in commands:
+            if who + "_error" in timing:
+                continue
+            result = sh(command)
+            if result.returncode != 0:
+                timing[who + "_error"] = lastLine(result.stderr)
+                continue
+            stats = json.loads(lastLine(result.stdout))
+            rounds[who].append({"p50_us": stats["p50_us"], "p99_us": stats["p99_us"]})
+    for who, figures in rounds.items():
+        if not figures:
+            continue
+        timing[who + "_rounds"] = figures
+        timing[who + "_p50_us"] = statistics.median(f["p50_us"] for f in figures)
+        timing[who + "_p99_us"] = statistics.median(f["p99_us"] for f in figures)
+        timing[who + "_jitter"] = statistics.median(f["p99_us"] / f["p50_us"] for f in figures)
+    return timing
 
 
 def sizeBreakdown(dump):
@@ -199,11 +223,19 @@ def main():
     parser.add_argument("--models", help="comma-separated subset (default: all)")
     parser.add_argument("--threads", default="1,2", help="thread counts, e.g. 1,2")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved kiln/ORT rounds per model and thread count; the "
+                        "medians of the rounds' p50 and p99 are reported")
+    parser.add_argument("--kiln-bench-flags", default="",
+                        help="extra flags for kiln bench, e.g. '--pin=0'")
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if any model failed to compile, run or match PyTorch")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.kiln_bench_flags = args.kiln_bench_flags.split()
+    if args.rounds < 1:
+        sys.exit("compare: --rounds must be at least 1")
     if not os.access(args.kiln, os.X_OK):
         sys.exit(f"compare: {args.kiln} not found; run 'make' first (or pass --kiln)")
     if not os.path.isdir(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
@@ -217,14 +249,15 @@ def main():
         rows.append(benchModel(args, name, model, input_npy, reference))
     baseline_kb = peakRssKb(["node", os.path.join(ROOT, "bench", "ort_bench.js"), "--baseline"])
     cpu = sh(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).stdout.strip()
-    print(f"kiln vs ONNX Runtime (onnxruntime-node), p50 of {args.seconds:g} s per run; "
-          f"CPU: {cpu}, {os.cpu_count()} cores\n")
+    print(f"kiln vs ONNX Runtime (onnxruntime-node), median over {args.rounds} interleaved "
+          f"rounds of the p50 of {args.seconds:g} s per run; CPU: {cpu}, {os.cpu_count()} "
+          "cores\n")
     notes = printTable(rows, args.threads, baseline_kb)
     printSizes(rows)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu, "seconds": args.seconds, "ort_baseline_rss_kb": baseline_kb,
-                       "models": rows}, f, indent=1)
+            json.dump({"cpu": cpu, "seconds": args.seconds, "rounds": args.rounds,
+                       "ort_baseline_rss_kb": baseline_kb, "models": rows}, f, indent=1)
     return 1 if args.strict and notes else 0
 
 
