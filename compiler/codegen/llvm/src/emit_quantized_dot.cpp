@@ -29,6 +29,8 @@ using Int8Dot = EmitTarget::Int8Dot;
 
 constexpr int64_t kChunk = 16;  // bytes of x and of w per dot-product step
 constexpr int64_t kBlock = 4;   // output channels per block (one x load serves all)
+constexpr int64_t kPairPixels =
+    2;  // neighbouring interior pixels per block (one w load serves all)
 // Largest stack table of per-channel weight sums a convolution computes for itself.
 constexpr int64_t kMaxWeightSumChannels = 4096;
 
@@ -97,10 +99,12 @@ class DotUnit {
   Int8Dot kind_;
 };
 
-// The accumulators of one block of output channels: a vector and a scalar part each.
+// The accumulators of one block: kBlock output channels of `pixels` output pixels, a vector
+// and a scalar accumulator each (index p * kBlock + j).
 struct Block {
+  int64_t pixels = 1;
   std::vector<llvm::Value*> channel;  // index type; the last channel repeated past the end
-  std::vector<llvm::Value*> wBase;    // index of the channel's weights of the current span
+  std::vector<llvm::Value*> wBase;    // index of each channel's weights of the current span
   std::vector<llvm::Value*> vacc, sacc;
 };
 
@@ -112,44 +116,58 @@ struct ZeroPoint {
   llvm::Value* sums = nullptr;         // stack array of sum(w) per channel
 };
 
-// sacc[j] += (x + offset) * w over `length` scalars from xIndex / block.wBase[j] + wStart,
-// or z * w when xIndex is null (a tap outside the image).
-void scalarSpan(KernelBuilder& kb, Block& block, llvm::Value* xIndex, int64_t wStart,
-                int64_t length, int32_t offset, int32_t z) {
+void addTo(KernelBuilder& kb, llvm::Type* type, llvm::Value* slot, llvm::Value* value) {
+  kb.b().CreateStore(kb.b().CreateAdd(kb.b().CreateLoad(type, slot), value), slot);
+}
+
+// sacc[p][j] += (x_p + offset) * w_j over `length` scalars from xIndex[p] and
+// block.wBase[j] + wStart; with no xIndex (a tap outside the image, one pixel) z * w.
+void scalarSpan(KernelBuilder& kb, Block& block, const std::vector<llvm::Value*>& xIndex,
+                int64_t wStart, int64_t length, int32_t offset, int32_t z) {
   llvm::IRBuilder<>& ir = kb.b();
   kb.forRange(0, length, [&](llvm::Value* k) {
-    llvm::Value* xv =
-        xIndex ? ir.CreateAdd(qToI32(kb, kb.load(0, ElemType::I8, ir.CreateAdd(xIndex, k))),
-                              qConst(kb, offset))
-               : qConst(kb, z);
-    for (size_t j = 0; j < block.sacc.size(); ++j) {
-      llvm::Value* wi = ir.CreateAdd(block.wBase[j], ir.CreateAdd(kb.index(wStart), k));
+    std::vector<llvm::Value*> xv;
+    for (llvm::Value* x : xIndex) {
+      xv.push_back(ir.CreateAdd(qToI32(kb, kb.load(0, ElemType::I8, ir.CreateAdd(x, k))),
+                                qConst(kb, offset)));
+    }
+    if (xIndex.empty()) xv.assign(size_t(block.pixels), qConst(kb, z));
+    for (int64_t j = 0; j < kBlock; ++j) {
+      llvm::Value* wi = ir.CreateAdd(block.wBase[size_t(j)], ir.CreateAdd(kb.index(wStart), k));
       llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, wi));
-      llvm::Value* p = block.sacc[j];
-      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(ir.getInt32Ty(), p), ir.CreateMul(xv, wv)), p);
+      for (int64_t p = 0; p < block.pixels; ++p) {
+        addTo(kb, ir.getInt32Ty(), block.sacc[size_t(p * kBlock + j)],
+              ir.CreateMul(xv[size_t(p)], wv));
+      }
     }
   });
 }
 
-// Accumulates the dot products of `length` contiguous int8 values of x (from xIndex) with
-// those of every channel of the block (from block.wBase[j]).
-void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* xIndex, int64_t length) {
+// Accumulates the dot products of `length` contiguous int8 values of x (from xIndex[p], one
+// per pixel) with those of every channel of the block (from block.wBase[j]): each 16-byte
+// load of x serves kBlock channels, each load of w every pixel.
+void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
+             const std::vector<llvm::Value*>& xIndex, int64_t length) {
   llvm::IRBuilder<>& ir = kb.b();
   const int64_t chunks = length / kChunk;
   if (chunks > 0) {
     kb.forRange(0, chunks, [&](llvm::Value* c) {
       llvm::Value* at = ir.CreateMul(c, kb.index(kChunk));
-      llvm::Value* xv = unit.loadX(0, ir.CreateAdd(xIndex, at));
-      for (size_t j = 0; j < block.vacc.size(); ++j) {
-        llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[j], at));
-        llvm::Value* p = block.vacc[j];
-        ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), p), xv, wv), p);
+      std::vector<llvm::Value*> xv;
+      for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(0, ir.CreateAdd(x, at)));
+      for (int64_t j = 0; j < kBlock; ++j) {
+        llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], at));
+        for (int64_t p = 0; p < block.pixels; ++p) {
+          llvm::Value* slot = block.vacc[size_t(p * kBlock + j)];
+          ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv[size_t(p)], wv), slot);
+        }
       }
     });
   }
   if (length % kChunk != 0) {
-    scalarSpan(kb, block, ir.CreateAdd(xIndex, kb.index(chunks * kChunk)), chunks * kChunk,
-               length % kChunk, unit.offset(), 0);
+    std::vector<llvm::Value*> rest;
+    for (llvm::Value* x : xIndex) rest.push_back(ir.CreateAdd(x, kb.index(chunks * kChunk)));
+    scalarSpan(kb, block, rest, chunks * kChunk, length % kChunk, unit.offset(), 0);
   }
 }
 
@@ -168,15 +186,29 @@ std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, in
   return channels;
 }
 
-// Sets the block's accumulators to their start for its channels.
-void startBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const ZeroPoint& zp,
-                const std::vector<llvm::Value*>& vaccSlots,
-                const std::vector<llvm::Value*>& saccSlots) {
+// Stack slots for the accumulators of the largest block (promoted to registers).
+struct Slots {
+  std::vector<llvm::Value*> vacc, sacc;
+};
+Slots makeSlots(KernelBuilder& kb, DotUnit& unit, int64_t pixels) {
+  Slots slots;
+  for (int64_t i = 0; i < pixels * kBlock; ++i) {
+    slots.vacc.push_back(kb.local(unit.accType(), "vacc"));
+    slots.sacc.push_back(kb.local(kb.b().getInt32Ty(), "sacc"));
+  }
+  return slots;
+}
+
+// A block of `pixels` pixels for the channels from `base`, its accumulators at their start.
+Block startBlock(KernelBuilder& kb, DotUnit& unit, const Slots& slots, const ZeroPoint& zp,
+                 llvm::Value* base, int64_t channels, int64_t pixels) {
   llvm::IRBuilder<>& ir = kb.b();
-  block.vacc = vaccSlots;
-  block.sacc = saccSlots;
+  Block block;
+  block.pixels = pixels;
+  block.channel = blockChannels(kb, base, channels);
+  block.vacc.assign(slots.vacc.begin(), slots.vacc.begin() + pixels * kBlock);
+  block.sacc.assign(slots.sacc.begin(), slots.sacc.begin() + pixels * kBlock);
   for (int64_t j = 0; j < kBlock; ++j) {
-    ir.CreateStore(unit.zero(), block.vacc[size_t(j)]);
     llvm::Value* start = qConst(kb, 0);
     if (zp.corrections) {
       start = qTableLoad(kb, zp.corrections, block.channel[size_t(j)]);
@@ -186,27 +218,26 @@ void startBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const ZeroPoint&
                         ir.CreateInBoundsGEP(ir.getInt32Ty(), zp.sums, block.channel[size_t(j)]));
       start = ir.CreateMul(s, qConst(kb, -zp.z));
     }
-    ir.CreateStore(start, block.sacc[size_t(j)]);
+    for (int64_t p = 0; p < pixels; ++p) {
+      ir.CreateStore(unit.zero(), block.vacc[size_t(p * kBlock + j)]);
+      ir.CreateStore(start, block.sacc[size_t(p * kBlock + j)]);
+    }
   }
+  return block;
 }
 
-// Sums the block's lanes and stores its outputs at outBase + channel.
+// Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel.
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
-                 llvm::Value* outBase) {
+                 const std::vector<llvm::Value*>& outBase) {
   llvm::IRBuilder<>& ir = kb.b();
-  for (int64_t j = 0; j < kBlock; ++j) {
-    llvm::Value* acc = ir.CreateAdd(unit.sum(ir.CreateLoad(unit.accType(), block.vacc[size_t(j)])),
-                                    ir.CreateLoad(ir.getInt32Ty(), block.sacc[size_t(j)]));
-    llvm::Value* channel = block.channel[size_t(j)];
-    qStoreConvOutput(kb, rescale, acc, channel, ir.CreateAdd(outBase, channel), false);
-  }
-}
-
-void makeSlots(KernelBuilder& kb, DotUnit& unit, std::vector<llvm::Value*>& vacc,
-               std::vector<llvm::Value*>& sacc) {
-  for (int64_t j = 0; j < kBlock; ++j) {
-    vacc.push_back(kb.local(unit.accType(), "vacc"));
-    sacc.push_back(kb.local(kb.b().getInt32Ty(), "sacc"));
+  for (int64_t p = 0; p < block.pixels; ++p) {
+    for (int64_t j = 0; j < kBlock; ++j) {
+      size_t i = size_t(p * kBlock + j);
+      llvm::Value* acc = ir.CreateAdd(unit.sum(ir.CreateLoad(unit.accType(), block.vacc[i])),
+                                      ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
+      llvm::Value* channel = block.channel[size_t(j)];
+      qStoreConvOutput(kb, rescale, acc, channel, ir.CreateAdd(outBase[size_t(p)], channel), false);
+    }
   }
 }
 
@@ -278,8 +309,7 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   DotUnit unit(kb);
   const QRescale rescale = qMakeRescale(kb);
   const ZeroPoint zp = planZeroPoint(kb, unit, OC, KH * KW * C);
-  std::vector<llvm::Value*> vaccSlots, saccSlots;
-  makeSlots(kb, unit, vaccSlots, saccSlots);
+  const Slots slots = makeSlots(kb, unit, kPairPixels);
   const int64_t blocks = (OC + kBlock - 1) / kBlock;
 
   const int64_t rows = N * OH;
@@ -288,41 +318,42 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
     llvm::Value *n = c[0], *oh = c[1];
     llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
     llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
+    auto xAt = [&](llvm::Value* ih, llvm::Value* iw) {
+      return ir.CreateAdd(
+          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+    };
+    auto outAt = [&](llvm::Value* ow) {
+      return ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
+    };
+    // Points the block's weights at tap `tap` (kh * KW + kw) of its channels.
+    auto pointWeightsAt = [&](Block& block, llvm::Value* tap) {
+      block.wBase.clear();
+      for (llvm::Value* oc : block.channel) {
+        block.wBase.push_back(
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(C)));
+      }
+    };
+
+    // One output pixel, any position: taps outside the image are skipped (z * w added).
+    auto onePixel = [&](llvm::Value* ow) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
-      llvm::Value* outBase =
-          ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
       kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
-        Block block;
-        block.channel = blockChannels(kb, ir.CreateMul(blockIndex, kb.index(kBlock)), OC);
-        startBlock(kb, unit, block, zp, vaccSlots, saccSlots);
-        // Weights of tap `tap` (kh * KW + kw) of every channel of the block.
-        auto pointWeightsAt = [&](llvm::Value* tap) {
-          block.wBase.clear();
-          for (llvm::Value* oc : block.channel) {
-            block.wBase.push_back(
-                ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(C)));
-          }
-        };
-        auto xAt = [&](llvm::Value* ih, llvm::Value* iw) {
-          return ir.CreateAdd(
-              xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
-        };
+        Block block =
+            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), OC, 1);
         // One tap at a time: inside the image a dot span over C, outside z * w.
-        auto tapByTap = [&](llvm::Value* kh, llvm::Value* ih, bool rowInside) {
+        auto tapByTap = [&](llvm::Value* kh, llvm::Value* ih) {
           kb.forRange(0, KW, [&](llvm::Value* kw) {
-            llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
-            pointWeightsAt(tap);
-            if (!rowInside) {
-              scalarSpan(kb, block, nullptr, 0, C, unit.offset(), zp.z);
+            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw));
+            if (!ih) {
+              scalarSpan(kb, block, {}, 0, C, unit.offset(), zp.z);
               return;
             }
             llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
             llvm::Value* colInside = insideRange(kb, iw, W);
-            kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, xAt(ih, iw), C); });
+            kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, {xAt(ih, iw)}, C); });
             if (zp.z != 0) {
               kb.ifThen(ir.CreateNot(colInside),
-                        [&] { scalarSpan(kb, block, nullptr, 0, C, unit.offset(), zp.z); });
+                        [&] { scalarSpan(kb, block, {}, 0, C, unit.offset(), zp.z); });
             }
           });
         };
@@ -331,22 +362,74 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
           llvm::Value* rowInside = insideRange(kb, ih, H);
           kb.ifThen(rowInside, [&] {
             if (!rowSpans) {
-              tapByTap(kh, ih, true);
+              tapByTap(kh, ih);
               return;
             }
             llvm::Value* whole = ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
                                               ir.CreateICmpSLT(iwStart, kb.index(W - KW + 1)));
             kb.ifThen(whole, [&] {
-              pointWeightsAt(ir.CreateMul(kh, kb.index(KW)));
-              dotSpan(kb, unit, block, xAt(ih, iwStart), KW * C);
+              pointWeightsAt(block, ir.CreateMul(kh, kb.index(KW)));
+              dotSpan(kb, unit, block, {xAt(ih, iwStart)}, KW * C);
             });
-            kb.ifThen(ir.CreateNot(whole), [&] { tapByTap(kh, ih, true); });
+            kb.ifThen(ir.CreateNot(whole), [&] { tapByTap(kh, ih); });
           });
-          if (zp.z != 0) kb.ifThen(ir.CreateNot(rowInside), [&] { tapByTap(kh, nullptr, false); });
+          if (zp.z != 0) kb.ifThen(ir.CreateNot(rowInside), [&] { tapByTap(kh, nullptr); });
+        });
+        finishBlock(kb, unit, block, rescale, {outAt(ow)});
+      });
+    };
+
+    // kPairPixels neighbouring pixels whose every tap lies inside the image: no border
+    // tests, and every weight load serves all of them.
+    auto interiorPixels = [&](llvm::Value* ow0) {
+      std::vector<llvm::Value*> iwStart, outBase;
+      for (int64_t p = 0; p < kPairPixels; ++p) {
+        llvm::Value* ow = ir.CreateAdd(ow0, kb.index(p));
+        iwStart.push_back(ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl)));
+        outBase.push_back(outAt(ow));
+      }
+      kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
+        Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)),
+                                 OC, kPairPixels);
+        kb.forRange(0, KH, [&](llvm::Value* kh) {
+          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
+          if (rowSpans) {
+            pointWeightsAt(block, ir.CreateMul(kh, kb.index(KW)));
+            std::vector<llvm::Value*> x;
+            for (llvm::Value* iw : iwStart) x.push_back(xAt(ih, iw));
+            dotSpan(kb, unit, block, x, KW * C);
+            return;
+          }
+          kb.forRange(0, KW, [&](llvm::Value* kw) {
+            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw));
+            std::vector<llvm::Value*> x;
+            for (llvm::Value* iw : iwStart)
+              x.push_back(xAt(ih, ir.CreateAdd(iw, ir.CreateMul(kw, kb.index(dw)))));
+            dotSpan(kb, unit, block, x, C);
+          });
         });
         finishBlock(kb, unit, block, rescale, outBase);
       });
+    };
+
+    // Interior rows and columns: ih and iw of every tap inside the image.
+    llvm::Value* rowInterior = ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
+                                            ir.CreateICmpSLT(ihStart, kb.index(H - (KH - 1) * dh)));
+    const int64_t groups = OW / kPairPixels;
+    kb.forRange(0, groups, [&](llvm::Value* g) {
+      llvm::Value* ow0 = ir.CreateMul(g, kb.index(kPairPixels));
+      llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(sw)), kb.index(pl));
+      llvm::Value* last = ir.CreateAdd(first, kb.index((kPairPixels - 1) * sw + (KW - 1) * dw));
+      llvm::Value* interior = ir.CreateAnd(
+          rowInterior,
+          ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)), ir.CreateICmpSLT(last, kb.index(W))));
+      kb.ifThen(interior, [&] { interiorPixels(ow0); });
+      kb.ifThen(ir.CreateNot(interior), [&] {
+        kb.forRange(0, kPairPixels, [&](llvm::Value* p) { onePixel(ir.CreateAdd(ow0, p)); });
+      });
     });
+    if (OW % kPairPixels != 0)
+      kb.forRange(groups * kPairPixels, OW, [&](llvm::Value* ow) { onePixel(ow); });
   });
   return workgroupsFor(rows, OW * OC * KH * KW * C);
 }
@@ -357,8 +440,7 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
   const int64_t B = d.inputs[0].shape[0], K = d.inputs[0].shape[1], N = d.inputs[1].shape[0];
   DotUnit unit(kb);
   const QRescale rescale = qMakeRescale(kb);
-  std::vector<llvm::Value*> vaccSlots, saccSlots;
-  makeSlots(kb, unit, vaccSlots, saccSlots);
+  const Slots slots = makeSlots(kb, unit, 1);
   const int64_t blocks = (N + kBlock - 1) / kBlock;
   // A fully connected layer computes its weight sums per block (no table of all N).
   const QuantDesc& q = d.quant;
@@ -370,14 +452,12 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
   kb.forWorkgroupShare(B * blocks, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(blocks));
     llvm::Value* blockIndex = ir.CreateURem(item, kb.index(blocks));
-    Block block;
-    block.channel = blockChannels(kb, ir.CreateMul(blockIndex, kb.index(kBlock)), N);
-    startBlock(kb, unit, block, zp, vaccSlots, saccSlots);
+    Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), N, 1);
     for (llvm::Value* n : block.channel) block.wBase.push_back(ir.CreateMul(n, kb.index(K)));
     // -z * sum(w): the same accumulators, run once over the weights with x = z.
-    if (ownSums) scalarSpan(kb, block, nullptr, 0, K, unit.offset(), -z);
-    dotSpan(kb, unit, block, ir.CreateMul(b, kb.index(K)), K);
-    finishBlock(kb, unit, block, rescale, ir.CreateMul(b, kb.index(N)));
+    if (ownSums) scalarSpan(kb, block, {}, 0, K, unit.offset(), -z);
+    dotSpan(kb, unit, block, {ir.CreateMul(b, kb.index(K))}, K);
+    finishBlock(kb, unit, block, rescale, {ir.CreateMul(b, kb.index(N))});
   });
   return workgroupsFor(B * blocks, K * kBlock);
 }
