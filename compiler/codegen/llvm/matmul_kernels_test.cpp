@@ -167,6 +167,11 @@ TEST(MatMulKernels, BatchedWithBroadcastBatchAxes) {
   // A matrix times a batch of matrices, and a batched column.
   checkProduct({{}, {4}, 6, 10, 8, false, false, 1.0f, 1.0f, {}, Activation::None});
   checkProduct({{3}, {}, 6, 1, 33, false, false, 1.0f, 1.0f, {}, Activation::None});
+  // Shared weights: the batch axes fold into the rows (30 rows of 6 x 16 tiles), with a bias
+  // per column; a bias varying along the rows keeps the batch loop.
+  checkProduct({{2, 3}, {}, 5, 19, 24, false, false, 1.0f, 1.0f, {19}, Activation::Relu});
+  checkProduct({{4}, {}, 7, 10, 16, false, false, 1.0f, 1.0f, {7, 1}, Activation::None});
+  checkProduct({{2, 1}, {1, 1}, 5, 9, 8, false, false, 1.0f, 1.0f, {1, 9}, Activation::None});
 }
 
 TEST(MatMulKernels, PolynomialActivationLaneByLane) {

@@ -12,6 +12,41 @@
 #include "matmul_tiles.h"
 
 namespace kiln::codegen::detail {
+namespace {
+
+// A product's geometry as the tiled path sees it: batch axes, per batch axis the strides of A,
+// B (0: broadcast) and of the bias C over (batch..., m, n), strides of A over (m, k), B over (k, n).
+struct ProductShape {
+  int64_t M = 0, N = 0, K = 0;
+  std::vector<int64_t> batchShape, aBatch, bBatch, cStrides;
+  int64_t aM = 0, aK = 0, bK = 0, bN = 0;
+};
+
+// Batch axes along which B is broadcast and A is dense become rows ([b, M, K] x [K, N] is one
+// (b*M) x K x N product: taller tiles, fewer edges), if the bias does not vary along them.
+void foldBatchIntoRows(ProductShape& p) {
+  if (p.batchShape.empty() || p.aK != 1) return;
+  for (int64_t s : p.bBatch) {
+    if (s != 0) return;
+  }
+  int64_t expect = p.M * p.K, batches = 1;
+  for (size_t i = p.batchShape.size(); i-- > 0;) {
+    if (p.batchShape[i] == 1) continue;
+    if (p.aBatch[i] != expect) return;
+    expect *= p.batchShape[i];
+    batches *= p.batchShape[i];
+  }
+  for (size_t i = 0; i + 1 < p.cStrides.size(); ++i) {
+    if (p.cStrides[i] != 0) return;
+  }
+  p.M *= batches;
+  p.batchShape.clear();
+  p.aBatch.clear();
+  p.bBatch.clear();
+  if (!p.cStrides.empty()) p.cStrides = {0, p.cStrides.back()};
+}
+
+}  // namespace
 
 uint32_t emitMatMul(KernelBuilder& kb) {
   if (kb.desc().tailB >= 0) return emitMatMulChain(kb);
@@ -48,10 +83,14 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   const int64_t rows = batches * M;
   FusedEpilogue epilogue(kb);
 
+  ProductShape p{M, N, K, batchShape, aBatch, bBatch, cStrides, aM, aK, bK, bN};
+  foldBatchIntoRows(p);
   if (std::optional<TilePlan> plan =
-          planMatMulTiles(M, N, K, aM, aK, bK, bN, kb.target().vectorLanes)) {
-    const int64_t mTiles = tileCount(M, plan->mr), nTiles = tileCount(N, plan->nr);
-    const int64_t items = batches * nTiles * mTiles;
+          planMatMulTiles(p.M, N, K, aM, aK, bK, bN, kb.target().vectorLanes)) {
+    int64_t tileBatches = 1;
+    for (int64_t e : p.batchShape) tileBatches *= e;
+    const int64_t mTiles = tileCount(p.M, plan->mr), nTiles = tileCount(N, plan->nr);
+    const int64_t items = tileBatches * nTiles * mTiles;
     const int64_t biasStep = hasBias ? cStrides.back() : 0;
     kb.forWorkgroupShare(items, [&](llvm::Value* item) {
       llvm::Value* mTile = b.CreateURem(item, kb.index(mTiles));
@@ -59,22 +98,22 @@ uint32_t emitMatMul(KernelBuilder& kb) {
       llvm::Value* nTile = b.CreateURem(rest, kb.index(nTiles));
       llvm::Value* batch = b.CreateUDiv(rest, kb.index(nTiles));
       std::vector<llvm::Value*> batchCoords =
-          batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, batchShape);
-      MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, aBatch), aM, aK};
-      MatOperand bm{kb.bindingPointer(1), kb.linearize(batchCoords, bBatch), bK, bN};
-      forTileSizes(kb, *plan, M, N, mTile, nTile,
+          p.batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, p.batchShape);
+      MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, p.aBatch), aM, aK};
+      MatOperand bm{kb.bindingPointer(1), kb.linearize(batchCoords, p.bBatch), bK, bN};
+      forTileSizes(kb, *plan, p.M, N, mTile, nTile,
                    [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
         TileRows tile = accumulateTile(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K);
         for (int64_t i = 0; i < tileRows; ++i) {
           llvm::Value* m = b.CreateAdd(m0, kb.index(i));
           llvm::Value* rowStart =
-              b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(M)), m), kb.index(N));
+              b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(p.M)), m), kb.index(N));
           llvm::Value* biasRow = nullptr;
           if (hasBias) {
             std::vector<llvm::Value*> coords = batchCoords;
             coords.push_back(m);
             coords.push_back(kb.index(0));
-            biasRow = kb.linearize(coords, cStrides);
+            biasRow = kb.linearize(coords, p.cStrides);
           }
           FusedEpilogue::Row epilogueRow;
           if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
