@@ -39,6 +39,26 @@ TEST(Text, RoundTripIsExact) {
   EXPECT_EQ(printGraph(*again), printed);
 }
 
+// f64 constants print as the shortest text that parses back to the same double.
+TEST(Text, F64RoundTrip) {
+  std::string text = R"(graph @d {
+  input %x : f64[3]
+  const %c : f64[3] = [0.1, 0.30000000000000004, 1e-300]
+  %y = Add(%x, %c) : f64[3]
+  %z = Cast(%y) {to = 0} : f32[3]
+  output "y" = %y
+  output "z" = %z
+}
+)";
+  auto graph = parseGraph(text);
+  verifyGraph(*graph);
+  EXPECT_EQ(printGraph(*graph), text);
+  EXPECT_EQ(constantDoubles(graph->findValue("c")),
+            (std::vector<double>{0.1, 0.1 + 0.2, 1e-300}));
+  EXPECT_EQ(dtypeSize(DType::F64), 8u);
+  EXPECT_EQ(parseDType("f64"), DType::F64);
+}
+
 TEST(Text, ConstantEncodings) {
   auto graph = parseGraph(R"(graph @c {
   const %f : f32[3] = [0.1, 1e-07, -inf]

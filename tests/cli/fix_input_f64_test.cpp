@@ -41,13 +41,13 @@ TEST_F(FixInput, ExpandTargetFromAGraphInput) {
   EXPECT_EQ(refused.exitCode, 1);
   EXPECT_NE(refused.err.find("--fix-input=shape=@VALUES.npy"), std::string::npos) << refused.err;
 
-  cli::writeNpyFile(path("shape.npy"), tensor<int64_t>(cli::ElementType::I64, {3}, {2, 1, 3}));
+  cli::writeNpyFile(path("shape.npy"), tensor<int64_t>(cli::ElementType::I64, {3}, {3, 1, 3}));
   cli::writeNpyFile(path("x.npy"), tensor<float>(cli::ElementType::F32, {1, 3, 1}, {1, 2, 3}));
-  std::vector<float> y;  // y[i][j][k] = x[j]
-  for (int i = 0; i < 2; ++i)
+  std::vector<float> y;  // y[i][j][k] = x[j] (the model declares y as 3x3x3)
+  for (int i = 0; i < 3; ++i)
     for (float v : {1.0f, 2.0f, 3.0f})
       for (int k = 0; k < 3; ++k) y.push_back(v);
-  cli::writeNpyFile(path("y.npy"), tensor<float>(cli::ElementType::F32, {2, 3, 3}, y));
+  cli::writeNpyFile(path("y.npy"), tensor<float>(cli::ElementType::F32, {3, 3, 3}, y));
 
   CliResult r = runKiln({"compile", model, "-o", path("expand.kiln"),
                          "--fix-input=shape=@" + path("shape.npy")});

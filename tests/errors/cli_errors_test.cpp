@@ -137,11 +137,19 @@ TEST(CliErrors, UnsupportedNpyFiles) {
   expectError({"run", f().elf, "--input=@" + big},
               "'" + big + "': big-endian dtype '>f4' is not supported; convert it with "
               "arr.astype(arr.dtype.newbyteorder('<'))");
+  std::string c64 = writeNpyWithHeader(
+      "c64.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (1, 16), }", 128);
+  expectError({"run", f().elf, "--input=@" + c64},
+              "'" + c64 + "': unsupported dtype '<c8'; supported: float32, float16, float64, "
+              "int8, uint8, int16, int32, int64, bool");
+  // f64 is supported, but the function takes f32: a type mismatch, named.
   std::string f64 = writeNpyWithHeader(
       "f64.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 16), }", 128);
-  expectError({"run", f().elf, "--input=@" + f64},
-              "'" + f64 + "': unsupported dtype '<f8'; supported: float32, float16, int8, uint8, "
-              "int16, int32, int64, bool");
+  std::string y = writeNpyWithHeader(
+      "y.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 16), }", 64);
+  CliResult r = runKiln({"run", f().elf, "--input=@" + f64, "--input=@" + y});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("f64"), std::string::npos) << r.err;
 }
 
 TEST(CliErrors, OutputsAndExpectedOutputs) {

@@ -91,7 +91,7 @@ TEST(Npy, OneDimensionalAndScalarShapes) {
 TEST(Npy, RoundTripsEveryType) {
   for (ElementType type : {ElementType::F32, ElementType::F16, ElementType::I8, ElementType::U8,
                            ElementType::I16, ElementType::I32, ElementType::I64,
-                           ElementType::Bool}) {
+                           ElementType::Bool, ElementType::F64}) {
     HostTensor t{type, {2, 3}, {}};
     t.data.resize(6 * elementSize(type));
     for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<uint8_t>(i % 2);
@@ -130,9 +130,23 @@ TEST(Npy, RejectsBigEndian) {
 }
 
 TEST(Npy, RejectsUnsupportedDtype) {
-  EXPECT_EQ(errorOf(npyWithHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16)),
-            "'x.npy': unsupported dtype '<f8'; supported: float32, float16, int8, uint8, int16, "
-            "int32, int64, bool");
+  EXPECT_EQ(errorOf(npyWithHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16)),
+            "'x.npy': unsupported dtype '<c8'; supported: float32, float16, float64, int8, uint8, "
+            "int16, int32, int64, bool");
+}
+
+// numpy's float64 ('<f8'): read exactly, written back with the same header.
+TEST(Npy, Float64) {
+  std::vector<uint8_t> bytes =
+      npyWithHeader("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16);
+  double values[] = {0.1, -1e300};
+  std::memcpy(bytes.data() + bytes.size() - 16, values, 16);
+  HostTensor t = decodeNpy(bytes, "d.npy");
+  EXPECT_EQ(t.type, ElementType::F64);
+  EXPECT_EQ(elementTypeName(t.type), "f64");
+  EXPECT_EQ(t.elementAsDouble(0), 0.1);
+  EXPECT_EQ(t.elementAsDouble(1), -1e300);
+  EXPECT_EQ(encodeNpy(t), bytes);
 }
 
 TEST(Npy, RejectsTruncatedDataAndBadMagic) {

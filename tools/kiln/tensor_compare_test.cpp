@@ -25,6 +25,21 @@ TEST(TensorCompare, ReportsWorstElement) {
             "got 4., expected 5. (|diff| 1)");
 }
 
+// f64 differences below float32's resolution are seen, and an f32 result is not an f64 one.
+TEST(TensorCompare, Float64) {
+  Tolerance exact{0, 0};
+  EXPECT_FALSE(compareTensors(parseTensorSpec("2xf64=0.30000000000000004 1"),
+                              parseTensorSpec("2xf64=0.30000000000000004 1"), exact));
+  auto m = compareTensors(parseTensorSpec("1xf64=0.30000000000000004"),
+                          parseTensorSpec("1xf64=0.3"), exact);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->message, "1 of 1 elements differ (wanted within rtol=0 atol=0); worst at [0]: "
+                        "got 0.3, expected 0.3 (|diff| 5.55e-17)");
+  m = compareTensors(parseTensorSpec("2xf32=1 2"), parseTensorSpec("2xf64=1 2"), exact);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->message, "got 2xf32, expected 2xf64");
+}
+
 TEST(TensorCompare, ShapeTypeAndNan) {
   Tolerance tol;
   auto m = compareTensors(parseTensorSpec("4xf32"), parseTensorSpec("2x2xf32"), tol);

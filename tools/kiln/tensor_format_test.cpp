@@ -26,6 +26,13 @@ TEST(TensorFormat, PositionalFloatsAlignDecimalPoints) {
   EXPECT_EQ(show("f32=0.125"), "0.125");
 }
 
+// float64 keeps 8 digits of its own precision: numpy str(np.array([0.1, 1/3])) and
+// str(np.array([2.0, 0.1 + 0.2])).
+TEST(TensorFormat, Float64) {
+  EXPECT_EQ(show("2xf64=0.1 0.3333333333333333"), "[0.1        0.33333333]");
+  EXPECT_EQ(show("2xf64=2 0.30000000000000004"), "[2.  0.3]");
+}
+
 TEST(TensorFormat, ScientificWhenMagnitudesDiffer) {
   EXPECT_EQ(show("2xf32=1e-5 1.5"), "[1.0e-05 1.5e+00]");
   EXPECT_EQ(show("3xf32=-1e-5 1.5 inf"), "[-1.0e-05  1.5e+00      inf]");
