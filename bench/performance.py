@@ -113,7 +113,7 @@ def jitterStudy(args):
     for _ in range(args.rounds):
         for name, extra in variants:
             r = kilnBench(args, artifact, os.path.join(folder, "input.npy"),
-                          ["--threads=1", f"--seconds={args.seconds}"] + extra)
+                          ["--threads=1", f"--seconds={args.seconds}", "--preemption"] + extra)
             results[name].append(r)
     summary = []
     for name, _ in variants:
@@ -122,7 +122,11 @@ def jitterStudy(args):
                         "p50": statistics.median(r["p50_us"] for r in runs),
                         "p99": statistics.median(r["p99_us"] for r in runs),
                         "jitter": statistics.median(r["jitter"] for r in runs),
-                        "jitters": [r["jitter"] for r in runs]})
+                        "jitters": [r["jitter"] for r in runs],
+                        "preempted": statistics.median(r["preempted_calls"] / r["iterations"]
+                                                       for r in runs),
+                        "calm_p99": statistics.median(r["unpreempted_p99_us"] for r in runs),
+                        "calm_jitter": statistics.median(r["unpreempted_jitter"] for r in runs)})
     return summary
 
 
@@ -249,11 +253,18 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter):
     L.append("`kiln bench mnist_cnn.kiln --threads=1`, plain and with the jitter options, "
              f"{args.rounds} interleaved round(s) of {args.seconds:g} s (medians of the "
              "rounds):\n")
-    L.append("| options | p50 | p99 | p99/p50 | per round |")
-    L.append("|---|--:|--:|--:|---|")
+    L.append("| options | p50 | p99 | p99/p50 | per round | preempted calls | p99 unpreempted | "
+             "p99/p50 unpreempted |")
+    L.append("|---|--:|--:|--:|---|--:|--:|--:|")
     for j in jitter:
         L.append(f"| {j['variant']} | {us(j['p50'])} | {us(j['p99'])} | {j['jitter']:.2f} | "
-                 + ", ".join(f"{x:.2f}" for x in j["jitters"]) + " |")
+                 + ", ".join(f"{x:.2f}" for x in j["jitters"]) +
+                 f" | {100 * j['preempted']:.1f} % | {us(j['calm_p99'])} | "
+                 f"{j['calm_jitter']:.2f} |")
+    L.append("\nThe last three columns come from `--preemption`: calls during which the scheduler "
+             "gave the CPU to another thread (an involuntary context switch of the calling "
+             "thread) are counted and left out, so the unpreempted p99/p50 is kiln's own jitter "
+             "on a shared machine (caches that other processes evicted still count).")
     L.append("\n`--pin=CPU` pins the calling thread (which runs every kernel at 1 thread) with "
              "sched_setaffinity, so the scheduler does not migrate it between calls; "
              "`--lock-memory` mlockall()s the process so that no call takes a page fault. "

@@ -194,6 +194,22 @@ TEST_F(KilnBenchPerDispatch, PinAndLockMemory) {
         << locked.err;
 }
 
+TEST_F(KilnBenchPerDispatch, PreemptionSplitsTheCalls) {
+  CliResult r = bench("digits.kiln", {"--preemption", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  double preempted = jsonNumber(r.out, "preempted_calls");
+  EXPECT_GE(preempted, 0);
+  EXPECT_LE(preempted, 200);
+  for (const char* key : {"\"unpreempted_p50_us\":", "\"unpreempted_p99_us\":",
+                          "\"unpreempted_jitter\":"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
+  CliResult text = bench("digits.kiln", {"--preemption"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("  preempted calls: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" of 200 ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the others: p50 "), std::string::npos) << text.out;
+}
+
 TEST_F(KilnBenchPerDispatch, DumpShowsFlops) {
   CliResult r = runKiln({"dump", path("digits.kiln")});
   ASSERT_EQ(r.exitCode, 0) << r.err;

@@ -3,9 +3,11 @@
 // p90, p99, max, mean and jitter (p99 / p50) in microseconds. `--per-dispatch` also times
 // every dispatch through the runtime's trace hook and reports each one's median, share and
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
-// `--lock-memory` remove two sources of jitter.
+// `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
+// another process interrupted.
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -43,6 +45,14 @@ void pinCallingThread(int64_t cpu) {
   if (sched_setaffinity(0, sizeof set, &set) != 0)
     throw CliError("--pin=" + std::to_string(cpu) + ": cannot pin to CPU " + std::to_string(cpu) +
                    ": " + std::strerror(errno));
+}
+
+// Involuntary context switches of the calling thread so far: how often the scheduler took
+// its CPU away for another thread (a preempted call's time includes someone else's slice).
+long involuntarySwitches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nivcsw;
 }
 
 void lockMemory() {
@@ -159,17 +169,24 @@ int runBench(const ParsedArgs& args) {
                              : size_t(1.5 * seconds * 1e6 / std::max(warmPerCallUs, 1.0)) + 16;
   samples.reserve(expectedCalls);
   if (per.profile) per.profile->reserveCalls(expectedCalls);
+  bool preemption = args.flag("preemption");
+  std::vector<double> unpreempted;  // --preemption: the calls the scheduler left alone
+  if (preemption) unpreempted.reserve(expectedCalls);
   Clock::time_point start = Clock::now();
   while (iterations > 0 ? int64_t(samples.size()) < iterations
                         : (samples.size() < 10 || microsecondsSince(start) < seconds * 1e6)) {
+    long switches = preemption ? involuntarySwitches() : 0;
     Clock::time_point t0 = Clock::now();
     session.call(function, inputBuffers, outputBuffers);
     samples.push_back(microsecondsSince(t0));
+    if (preemption && involuntarySwitches() == switches) unpreempted.push_back(samples.back());
     if (per.profile && !per.profile->endCall())
       throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
   }
   session.setTrace(nullptr);
   LatencyStats stats = summarize(samples);
+  LatencyStats calm = summarize(unpreempted);
+  size_t preempted = samples.size() - unpreempted.size();
   std::optional<ProfileReport> report;
   if (per.profile)
     report = buildProfileReport(*per.profile, per.infos, per.hasCosts, peak);
@@ -184,6 +201,12 @@ int runBench(const ParsedArgs& args) {
     j.field("iterations", uint64_t{stats.count});
     if (pin >= 0) j.field("pinned_cpu", pin);
     printStatsJson(j, stats);
+    if (preemption) {
+      j.field("preempted_calls", uint64_t{preempted});
+      j.field("unpreempted_p50_us", calm.p50);
+      j.field("unpreempted_p99_us", calm.p99);
+      j.field("unpreempted_jitter", calm.jitter());
+    }
     if (report) {
       j.field("per_dispatch", true);  // the figures above are of traced calls
       if (!per.missingCosts.empty()) j.field("costs_unavailable", per.missingCosts);
@@ -202,6 +225,11 @@ int runBench(const ParsedArgs& args) {
       report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99, stats.max,
       stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
+  if (preemption)
+    std::printf("  preempted calls: %zu of %zu (%.1f%%); the others: p50 %.1f us   p99 %.1f us   "
+                "jitter %.2f\n",
+                preempted, samples.size(), 100.0 * double(preempted) / double(samples.size()),
+                calm.p50, calm.p99, calm.jitter());
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
     if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
@@ -218,7 +246,7 @@ const Command& benchCommand() {
       "bench",
       "measure the latency of an artifact's entry function",
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
-      "[--per-dispatch [--peak-gflops=X]] [--pin=CPU] [--lock-memory] [--json]",
+      "[--per-dispatch [--peak-gflops=X]] [--pin=CPU] [--lock-memory] [--preemption] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
@@ -235,7 +263,10 @@ const Command& benchCommand() {
       "(reported separately) are a little slower than a plain run.\n"
       "\n"
       "--pin=CPU pins the calling thread (it runs every kernel with --threads=1) to one CPU;\n"
-      "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults.",
+      "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults;\n"
+      "--preemption counts the calls during which the scheduler preempted the calling thread\n"
+      "(involuntary context switches, two getrusage calls per call) and also reports p50, p99\n"
+      "and jitter of the other calls: kiln's own jitter on a machine shared with other work.",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads (default 1: the calling thread)"},
@@ -246,6 +277,8 @@ const Command& benchCommand() {
        {"peak-gflops", FlagKind::Value, "X", "the machine's peak, for % of peak (--per-dispatch)"},
        {"pin", FlagKind::Value, "CPU", "pin the calling thread to this CPU"},
        {"lock-memory", FlagKind::Bool, "", "lock all pages in RAM (mlockall)"},
+       {"preemption", FlagKind::Bool, "",
+        "count calls preempted by the scheduler; statistics of the others"},
        {"json", FlagKind::Bool, "", "print one JSON object"},
        {"constants", FlagKind::Value, "FILE",
         "the constants of an artifact compiled with --external-constants"}},
