@@ -250,9 +250,9 @@ void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool 
 }
 
 TEST(MatMulKernels, FusedChainsBatchOne) {
-  checkChain(1, 200, 37, 10, true, true);    // torch's MLP head: both transposed
-  checkChain(1, 50, 64, 3, false, false);    // row-major weights, N2 below a vector
-  checkChain(1, 17, 5, 12, true, false);     // hidden row shorter than a vector
+  checkChain(1, 200, 37, 10, true, true);  // torch's MLP head: both transposed
+  checkChain(1, 50, 64, 3, false, false);  // row-major weights, N2 below a vector
+  checkChain(1, 17, 5, 12, true, false);   // hidden row shorter than a vector
 }
 
 TEST(MatMulKernels, FusedChainsSeveralRows) {

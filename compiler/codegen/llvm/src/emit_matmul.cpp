@@ -14,8 +14,9 @@
 namespace kiln::codegen::detail {
 namespace {
 
-// A product's geometry as the tiled path sees it: batch axes, per batch axis the strides of A,
-// B (0: broadcast) and of the bias C over (batch..., m, n), strides of A over (m, k), B over (k, n).
+// A product's geometry as the tiled path sees it: the batch axes with A's and B's stride per
+// batch axis (0: broadcast), the bias C's strides over (batch..., m, n), and the strides of A
+// over (m, k) and of B over (k, n).
 struct ProductShape {
   int64_t M = 0, N = 0, K = 0;
   std::vector<int64_t> batchShape, aBatch, bBatch, cStrides;
@@ -101,33 +102,36 @@ uint32_t emitMatMul(KernelBuilder& kb) {
           p.batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, p.batchShape);
       MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, p.aBatch), aM, aK};
       MatOperand bm{kb.bindingPointer(1), kb.linearize(batchCoords, p.bBatch), bK, bN};
-      forTileSizes(kb, *plan, p.M, N, mTile, nTile,
-                   [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
-        TileRows tile = accumulateTile(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K);
-        for (int64_t i = 0; i < tileRows; ++i) {
-          llvm::Value* m = b.CreateAdd(m0, kb.index(i));
-          llvm::Value* rowStart =
-              b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(p.M)), m), kb.index(N));
-          llvm::Value* biasRow = nullptr;
-          if (hasBias) {
-            std::vector<llvm::Value*> coords = batchCoords;
-            coords.push_back(m);
-            coords.push_back(kb.index(0));
-            biasRow = kb.linearize(coords, p.cStrides);
-          }
-          FusedEpilogue::Row epilogueRow;
-          if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
-          for (const TileVector& run : tile[size_t(i)]) {
-            llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
-            llvm::Value* v = run.value;
-            llvm::Value* biasAt =
-                hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
-            v = scaleAndBias(kb, v, run.valid, d.alpha, hasBias ? 2 : -1, biasAt, biasStep, d.beta);
-            v = epilogueVector(kb, epilogue, v, run.valid, epilogueRow, column);
-            storeLanes(kb, kb.bindingPointer(out), b.CreateAdd(rowStart, column), v, run.valid);
-          }
-        }
-      });
+      forTileSizes(
+          kb, *plan, p.M, N, mTile, nTile,
+          [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
+            TileRows tile = accumulateTile(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K);
+            for (int64_t i = 0; i < tileRows; ++i) {
+              llvm::Value* m = b.CreateAdd(m0, kb.index(i));
+              llvm::Value* rowStart =
+                  b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(p.M)), m), kb.index(N));
+              llvm::Value* biasRow = nullptr;
+              if (hasBias) {
+                std::vector<llvm::Value*> coords = batchCoords;
+                coords.push_back(m);
+                coords.push_back(kb.index(0));
+                biasRow = kb.linearize(coords, p.cStrides);
+              }
+              FusedEpilogue::Row epilogueRow;
+              if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
+              for (const TileVector& run : tile[size_t(i)]) {
+                llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+                llvm::Value* v = run.value;
+                llvm::Value* biasAt =
+                    hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep)))
+                            : nullptr;
+                v = scaleAndBias(kb, v, run.valid, d.alpha, hasBias ? 2 : -1, biasAt, biasStep,
+                                 d.beta);
+                v = epilogueVector(kb, epilogue, v, run.valid, epilogueRow, column);
+                storeLanes(kb, kb.bindingPointer(out), b.CreateAdd(rowStart, column), v, run.valid);
+              }
+            }
+          });
     });
     return workgroupsFor(items, plan->mr * plan->nr * K);
   }

@@ -15,21 +15,21 @@ namespace {
 
 // One row of a product as batch-1 tiles: for each column tile, the tile's vectors go through
 // finish(vector, valid, column) and are stored at out[outStart + column].
-void emitRowProduct(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
-                    const MatOperand& bm, int64_t N, int64_t K, llvm::Value* outPtr,
-                    llvm::Value* outStart,
-                    const std::function<llvm::Value*(llvm::Value*, unsigned, llvm::Value*)>& finish) {
+void emitRowProduct(
+    KernelBuilder& kb, const TilePlan& plan, const MatOperand& a, const MatOperand& bm, int64_t N,
+    int64_t K, llvm::Value* outPtr, llvm::Value* outStart,
+    const std::function<llvm::Value*(llvm::Value*, unsigned, llvm::Value*)>& finish) {
   llvm::IRBuilder<>& b = kb.b();
   kb.forRange(0, tileCount(N, plan.nr), [&](llvm::Value* nTile) {
     forTileSizes(kb, plan, 1, N, kb.index(0), nTile,
                  [&](llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols) {
-      TileRows tile = accumulateTile(kb, plan, a, bm, m0, n0, rows, cols, K);
-      for (const TileVector& run : tile[0]) {
-        llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
-        llvm::Value* v = finish(run.value, run.valid, column);
-        storeLanes(kb, outPtr, b.CreateAdd(outStart, column), v, run.valid);
-      }
-    });
+                   TileRows tile = accumulateTile(kb, plan, a, bm, m0, n0, rows, cols, K);
+                   for (const TileVector& run : tile[0]) {
+                     llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+                     llvm::Value* v = finish(run.value, run.valid, column);
+                     storeLanes(kb, outPtr, b.CreateAdd(outStart, column), v, run.valid);
+                   }
+                 });
   });
 }
 
@@ -57,9 +57,7 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
 
   llvm::Type* floatTy = b.getFloatTy();
   llvm::Value* hidden = kb.local(llvm::ArrayType::get(floatTy, uint64_t(N1)), "hidden");
-  auto hiddenAt = [&](llvm::Value* n) {
-    return b.CreateInBoundsGEP(floatTy, hidden, n);
-  };
+  auto hiddenAt = [&](llvm::Value* n) { return b.CreateInBoundsGEP(floatTy, hidden, n); };
   FusedEpilogue epilogue(kb);
 
   const unsigned lanes = kb.target().vectorLanes;
@@ -74,25 +72,26 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
       FusedEpilogue::Row row;
       if (!epilogue.empty()) row = epilogue.row(b.CreateMul(m, kb.index(N1)));
       llvm::Value* biasRow = hasBias ? kb.linearize({m, kb.index(0)}, biasStrides) : nullptr;
-      emitRowProduct(kb, *first, a, w, N1, K, hidden, kb.index(0),
-                     [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
-        llvm::Value* at =
-            hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
-        v = scaleAndBias(kb, v, valid, d.alpha, hasBias ? 2 : -1, at, biasStep, d.beta);
-        return epilogueVector(kb, epilogue, v, valid, row, column);
-      });
+      emitRowProduct(
+          kb, *first, a, w, N1, K, hidden, kb.index(0),
+          [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
+            llvm::Value* at =
+                hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
+            v = scaleAndBias(kb, v, valid, d.alpha, hasBias ? 2 : -1, at, biasStep, d.beta);
+            return epilogueVector(kb, epilogue, v, valid, row, column);
+          });
       MatOperand h{hidden, kb.index(0), N1, 1};
       MatOperand w2{kb.bindingPointer(tailB), kb.index(0), tK, tN};
       llvm::Value* tailRow =
           d.tailBias >= 0 ? kb.linearize({m, kb.index(0)}, tailBiasStrides) : nullptr;
-      emitRowProduct(kb, *second, h, w2, N2, N1, kb.bindingPointer(out),
-                     b.CreateMul(m, kb.index(N2)),
-                     [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
-        llvm::Value* at = d.tailBias >= 0
-                              ? b.CreateAdd(tailRow, b.CreateMul(column, kb.index(tailStep)))
-                              : nullptr;
-        return scaleAndBias(kb, v, valid, d.tailAlpha, d.tailBias, at, tailStep, d.tailBeta);
-      });
+      emitRowProduct(
+          kb, *second, h, w2, N2, N1, kb.bindingPointer(out), b.CreateMul(m, kb.index(N2)),
+          [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
+            llvm::Value* at = d.tailBias >= 0
+                                  ? b.CreateAdd(tailRow, b.CreateMul(column, kb.index(tailStep)))
+                                  : nullptr;
+            return scaleAndBias(kb, v, valid, d.tailAlpha, d.tailBias, at, tailStep, d.tailBeta);
+          });
     });
     return workgroupsFor(M, N1 * (K + N2));
   }
@@ -124,9 +123,8 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
     });
     // The second product into the output row.
     llvm::Value* outRow = b.CreateMul(m, kb.index(N2));
-    kb.forRange(0, N2, [&](llvm::Value* n) {
-      kb.store(out, f32, b.CreateAdd(outRow, n), kb.f32(0.0f));
-    });
+    kb.forRange(0, N2,
+                [&](llvm::Value* n) { kb.store(out, f32, b.CreateAdd(outRow, n), kb.f32(0.0f)); });
     kb.forRange(0, N1, [&](llvm::Value* k) {
       llvm::Value* h = b.CreateLoad(floatTy, hiddenAt(k));
       llvm::Value* wRow = b.CreateMul(k, kb.index(tK));
@@ -142,7 +140,8 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
         llvm::Value* v = kb.load(out, f32, at);
         if (d.tailAlpha != 1.0f) v = b.CreateFMul(v, kb.f32(d.tailAlpha));
         if (d.tailBias >= 0) {
-          llvm::Value* c = kb.load(unsigned(d.tailBias), f32, kb.linearize({m, n}, tailBiasStrides));
+          llvm::Value* c =
+              kb.load(unsigned(d.tailBias), f32, kb.linearize({m, n}, tailBiasStrides));
           if (d.tailBeta != 1.0f) c = b.CreateFMul(c, kb.f32(d.tailBeta));
           v = b.CreateFAdd(v, c);
         }

@@ -73,16 +73,16 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
   auto slots = zeroSlots(kb, rows, vectors, lanes);
   std::vector<llvm::Value*> aRows;
   for (int64_t i = 0; i < rows; ++i) {
-    aRows.push_back(b.CreateAdd(
-        a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
+    aRows.push_back(
+        b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
   }
   llvm::Value* bStart = b.CreateAdd(bm.offset, n0);
   kb.forRange(0, K, [&](llvm::Value* k) {
     llvm::Value* bRow = b.CreateAdd(bStart, b.CreateMul(k, kb.index(bm.rowStride)));
     std::vector<llvm::Value*> bv;
     for (int64_t j = 0; j < vectors; ++j) {
-      bv.push_back(loadLanes(kb, bm.ptr, b.CreateAdd(bRow, kb.index(j * lanes)), lanes,
-                             validLanes(j)));
+      bv.push_back(
+          loadLanes(kb, bm.ptr, b.CreateAdd(bRow, kb.index(j * lanes)), lanes, validLanes(j)));
     }
     llvm::Value* aColumn = b.CreateMul(k, kb.index(a.colStride));
     for (int64_t i = 0; i < rows; ++i) {
@@ -108,8 +108,7 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
 // The lane sums of `vectors` (each of `lanes` lanes) as one vector, in order. A pairwise tree:
 // each level adds the lower and upper halves of every segment of two vectors, so that after
 // log2(lanes) levels every lane holds one vector's sum (8 vectors: 7 adds, 14 shuffles).
-llvm::Value* horizontalSums(KernelBuilder& kb, std::vector<llvm::Value*> vectors,
-                            unsigned lanes) {
+llvm::Value* horizontalSums(KernelBuilder& kb, std::vector<llvm::Value*> vectors, unsigned lanes) {
   llvm::IRBuilder<>& b = kb.b();
   const unsigned count = unsigned(vectors.size());
   llvm::Value* zero = llvm::Constant::getNullValue(vectors[0]->getType());
@@ -139,27 +138,26 @@ llvm::Value* horizontalSums(KernelBuilder& kb, std::vector<llvm::Value*> vectors
   auto* rowTy = llvm::FixedVectorType::get(b.getFloatTy(), count);
   llvm::Value* row = llvm::PoisonValue::get(rowTy);
   for (unsigned j = 0; j < count; ++j) {
-    row = b.CreateInsertElement(row, b.CreateExtractElement(vectors[j / lanes], uint64_t(j % lanes)),
-                                uint64_t(j));
+    row = b.CreateInsertElement(
+        row, b.CreateExtractElement(vectors[j / lanes], uint64_t(j % lanes)), uint64_t(j));
   }
   return row;
 }
 
-TileRows dotTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
-                 const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
-                 int64_t cols, int64_t K) {
+TileRows dotTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a, const MatOperand& bm,
+                 llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols, int64_t K) {
   llvm::IRBuilder<>& b = kb.b();
   const unsigned lanes = plan.lanes;
   auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
   auto slots = zeroSlots(kb, rows, cols, lanes);
   std::vector<llvm::Value*> aRows, bRows;
   for (int64_t i = 0; i < rows; ++i) {
-    aRows.push_back(b.CreateAdd(
-        a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
+    aRows.push_back(
+        b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
   }
   for (int64_t j = 0; j < cols; ++j) {
-    bRows.push_back(b.CreateAdd(
-        bm.offset, b.CreateMul(b.CreateAdd(n0, kb.index(j)), kb.index(bm.colStride))));
+    bRows.push_back(
+        b.CreateAdd(bm.offset, b.CreateMul(b.CreateAdd(n0, kb.index(j)), kb.index(bm.colStride))));
   }
   // One step over `valid` consecutive k from `k`: MR + NR vector loads, MR x NR multiply-adds.
   auto step = [&](llvm::Value* k, unsigned valid) {
@@ -199,8 +197,8 @@ TileRows accumulateTile(KernelBuilder& kb, const TilePlan& plan, const MatOperan
   return broadcastTile(kb, plan, a, b, m0, n0, rows, cols, K);
 }
 
-void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N,
-                  llvm::Value* mTile, llvm::Value* nTile, const TileBody& body) {
+void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N, llvm::Value* mTile,
+                  llvm::Value* nTile, const TileBody& body) {
   llvm::IRBuilder<>& b = kb.b();
   llvm::Value* m0 = b.CreateMul(mTile, kb.index(plan.mr));
   llvm::Value* n0 = b.CreateMul(nTile, kb.index(plan.nr));
@@ -258,8 +256,8 @@ llvm::Value* scaleAndBias(KernelBuilder& kb, llvm::Value* v, unsigned valid, flo
   llvm::Value* bias = kb.bindingPointer(unsigned(biasBinding));
   llvm::Value* c =
       biasStep == 0
-          ? b.CreateVectorSplat(lanes, b.CreateLoad(b.getFloatTy(),
-                                                    elementPointer(kb, bias, biasIndex, true)))
+          ? b.CreateVectorSplat(
+                lanes, b.CreateLoad(b.getFloatTy(), elementPointer(kb, bias, biasIndex, true)))
           : loadLanes(kb, bias, biasIndex, lanes, valid);
   if (beta != 1.0f) c = b.CreateFMul(c, b.CreateVectorSplat(lanes, kb.f32(beta)));
   return b.CreateFAdd(v, c);

@@ -64,8 +64,8 @@ TileRows accumulateTile(KernelBuilder& kb, const TilePlan& plan, const MatOperan
 // Calls body(mTile, nTile, rows, cols) with the tile's compile-time size: full tiles, and the
 // smaller ones at the bottom (M % mr rows) and right (N % nr columns) edges.
 using TileBody = std::function<void(llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols)>;
-void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N,
-                  llvm::Value* mTile, llvm::Value* nTile, const TileBody& body);
+void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N, llvm::Value* mTile,
+                  llvm::Value* nTile, const TileBody& body);
 int64_t tileCount(int64_t extent, int64_t tile);
 
 // ---- Vector helpers for the epilogue and the stores --------------------------------------
@@ -87,7 +87,6 @@ llvm::Value* scaleAndBias(KernelBuilder& kb, llvm::Value* v, unsigned valid, flo
 // The kernel's fused epilogue (activation, chain) on a result vector whose first lane is
 // `column` of the output row described by `row`: on vectors where possible, else lane by lane.
 llvm::Value* epilogueVector(KernelBuilder& kb, FusedEpilogue& epilogue, llvm::Value* v,
-                            unsigned valid, const FusedEpilogue::Row& row,
-                            llvm::Value* column);
+                            unsigned valid, const FusedEpilogue::Row& row, llvm::Value* column);
 
 }  // namespace kiln::codegen::detail
