@@ -1,6 +1,7 @@
 // The int8 dot-product kernels (emit_quantized_dot.cpp) against an independent reference
 // (TFLite's reference convolution / fully connected written out in plain C++ here):
-//   - run on this machine: the AVX2 kernels (host target) and, for comparison, the plain
+//   - run on this machine: the AVX2 kernels (host target; few-channel convolutions:
+//     emit_quantized_conv_pixel.cpp) and, for comparison, the plain
 //     loops (x86_64 = x86-64-v2, no AVX2), on random int8 data with zero points, channel
 //     counts that are not multiples of 4 or 16, padding taps, strides, dilations, per-channel
 //     multipliers, with and without the compile-time zero-point correction;
@@ -115,14 +116,16 @@ define internal <4 x i32> @kiln_test_vpdpbusd(<4 x i32> %acc, <4 x i32> %a, <4 x
 )";
 
 // The kernel generated for a VNNI target, run here with vpdpbusd emulated (see the top).
-std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const void*>& inputs) {
+// `dotKernel`: the kernel must use vpdpbusd (not one of the few-channel kernels).
+std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const void*>& inputs,
+                                    bool dotKernel = true) {
   std::string irPath = testing::writeTempFile({}, ".ll");
   CodegenOptions options;
   options.dumpIrPath = irPath;
   generateKernels({d}, target("x86_64-v4", "+avx512vnni"), options);
   std::string ir = readText(irPath);
   const std::string intrinsic = "@llvm.x86.avx512.vpdpbusd.128";
-  EXPECT_NE(ir.find(intrinsic), std::string::npos) << "no vpdpbusd in the VNNI kernel";
+  EXPECT_EQ(ir.find(intrinsic) != std::string::npos, dotKernel) << "vpdpbusd in the VNNI kernel";
   ir = std::regex_replace(
       ir,
       std::regex("declare [^\n]*" + std::regex_replace(intrinsic, std::regex("\\."), "\\.") +
@@ -249,14 +252,15 @@ Problem convProblem(const ConvCase& t, std::optional<int8_t> fill = std::nullopt
 }
 
 // Every way this machine can run the case gives the reference bytes.
-void checkConvCase(const ConvCase& t) {
+void checkConvCase(const ConvCase& t, bool dotKernel = true) {
   Problem p = convProblem(t);
   for (bool corrected : {false, true}) {
     if (corrected) p.addCorrections();
     SCOPED_TRACE(corrected ? "with the zero-point correction" : "zero point in the kernel");
     EXPECT_EQ(run(p.desc, p.inputs(), target("host")), p.want) << "host (AVX2 dot products)";
     EXPECT_EQ(run(p.desc, p.inputs(), target("x86_64")), p.want) << "x86-64-v2 (plain loops)";
-    EXPECT_EQ(runVnniEmulated(p.desc, p.inputs()), p.want) << "VNNI kernel, vpdpbusd emulated";
+    EXPECT_EQ(runVnniEmulated(p.desc, p.inputs(), dotKernel), p.want)
+        << "VNNI kernel, vpdpbusd emulated";
   }
 }
 
@@ -288,6 +292,12 @@ TEST(QuantizedDot, ConvTallKernelExtremeValues) {
     EXPECT_EQ(run(p.desc, p.inputs(), target("host")), p.want) << "zx " << zx;
     EXPECT_EQ(runVnniEmulated(p.desc, p.inputs()), p.want) << "zx " << zx;
   }
+}
+
+TEST(QuantizedDot, ConvFewChannelsByPixel) {
+  // KW * C < 16: emit_quantized_conv_pixel.cpp (vectorised over the output channels).
+  checkConvCase({10, 8, 1, 12, 10, 4, {2, 2}, {1, 1}, {4, 1, 5, 2}, -5, true, true}, false);
+  checkConvCase({9, 9, 3, 9, 3, 3, {2, 2}, {1, 2}, {0, 0, 1, 1}, -128, false, true}, false);
 }
 
 // ---- fully connected ---------------------------------------------------------------------------

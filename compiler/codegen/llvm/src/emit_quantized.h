@@ -61,5 +61,9 @@ uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
 bool quantizedDotApplies(KernelBuilder& kb);
 uint32_t emitQuantizedConvDot(KernelBuilder& kb);
 uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb);
+// Conv (group 1, int8) with too few input channels for those: vectorised over the output
+// channels, per pixel, on the same targets; emit_quantized_conv_pixel.cpp.
+bool quantizedConvByPixelApplies(KernelBuilder& kb);
+uint32_t emitQuantizedConvByPixel(KernelBuilder& kb);
 
 }  // namespace kiln::codegen::detail

@@ -171,6 +171,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
 
 uint32_t emitQuantizedConv(KernelBuilder& kb) {
   if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
+  if (quantizedConvByPixelApplies(kb)) return emitQuantizedConvByPixel(kb);
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
