@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "cli_error.h"
@@ -70,6 +71,51 @@ TEST(ArtifactReader, ReadsWhatTheWriterWrites) {
   EXPECT_EQ(a.debug[1].costKind, KILN_COST_FLOPS);
   EXPECT_EQ(a.debug[1].cost, 1234567u);
   EXPECT_EQ(spaceName(KILN_SPACE_OUTPUT(2)), "output 2");
+}
+
+// Offset of the DEBUG section in `bytes`.
+uint64_t debugOffset(const std::vector<uint8_t>& bytes) {
+  for (const kiln_section& s : readArtifact(bytes, "a.kiln").sections)
+    if (s.kind == KILN_SECTION_DEBUG) return s.offset;
+  ADD_FAILURE() << "no DEBUG section";
+  return 0;
+}
+
+std::string readError(const std::vector<uint8_t>& bytes) {
+  try {
+    readArtifact(bytes, "c.kiln");
+  } catch (const CliError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ArtifactReader, CostTableErrors) {
+  std::vector<uint8_t> bytes = sampleArtifact();
+  uint64_t debug = debugOffset(bytes);
+  kiln_debug_costs costs;
+  std::memcpy(&costs, bytes.data() + debug + sizeof(kiln_debug), sizeof costs);
+
+  std::vector<uint8_t> outside = bytes;
+  uint32_t far = 1u << 20;
+  std::memcpy(outside.data() + debug + sizeof(kiln_debug), &far, 4);
+  EXPECT_NE(readError(outside).find("the DEBUG cost table lies outside DEBUG"), std::string::npos)
+      << readError(outside);
+
+  std::vector<uint8_t> badKind = bytes;
+  uint32_t kind = 9;
+  std::memcpy(badKind.data() + debug + costs.costs_offset + sizeof(kiln_debug_cost) + 8, &kind, 4);
+  EXPECT_NE(readError(badKind).find("DEBUG cost 1 has unknown kind 9"), std::string::npos)
+      << readError(badKind);
+
+  // costs_offset 0: a cost record without a table, read as "no costs".
+  std::vector<uint8_t> none = bytes;
+  uint32_t zero = 0;
+  std::memcpy(none.data() + debug + sizeof(kiln_debug), &zero, 4);
+  ArtifactSummary a = readArtifact(none, "n.kiln");
+  EXPECT_FALSE(a.debugHasCosts);
+  EXPECT_EQ(a.debug[1].costKind, KILN_COST_NONE);
+  EXPECT_EQ(a.debug[1].nodeName, "relu0 (Relu)");
 }
 
 TEST(ArtifactReader, CorruptCopiesNeverCrash) {
