@@ -90,6 +90,12 @@ TEST_F(FixInput, Errors) {
   std::string notNpy = error(flag);
   EXPECT_EQ(notNpy.rfind("kiln: error: " + flag + ": '" + path("shape.txt") + "': ", 0), 0u)
       << notNpy;
+  std::string tflite = std::string(KILN_TESTDATA_DIR) + "/tflite/models/op-tests/add0.tflite";
+  flag = "--fix-input=shape=@" + path("shape3.npy");
+  CliResult r = runKiln({"compile", tflite, "-o", path("bad.kiln"), flag});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.err, "kiln: error: " + flag + ": --fix-input is supported for ONNX models only, not "
+                   "for '" + tflite + "'\n");
   EXPECT_EQ(error("--fix-input=shape"),
             "kiln: error: --fix-input=shape: expected NAME=@FILE.npy, e.g. "
             "--fix-input=shape=@shape.npy\n");
