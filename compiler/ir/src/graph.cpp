@@ -46,11 +46,11 @@ std::vector<Value*> Op::results() const {
 }
 
 std::string Op::describe() const {
-  if (!source_.nodeName.empty() || !source_.opType.empty())
-    return "node '" + source_.nodeName + "' (" +
-           (source_.opType.empty() ? std::string(kindName()) : source_.opType) + ")";
+  std::string type = source_.opType.empty() ? std::string(kindName()) : source_.opType;
+  if (!source_.nodeName.empty()) return "node '" + source_.nodeName + "' (" + type + ")";
+  // An unnamed model node (ONNX allows it): named by its first result.
   std::string first = results_.empty() ? std::string("?") : valueRef(results_[0]->name());
-  return "op " + first + " (" + std::string(kindName()) + ")";
+  return "op " + first + " (" + type + ")";
 }
 
 // ---- Graph ----
