@@ -49,8 +49,8 @@ TEST_F(FixInput, ExpandTargetFromAGraphInput) {
       for (int k = 0; k < 3; ++k) y.push_back(v);
   cli::writeNpyFile(path("y.npy"), tensor<float>(cli::ElementType::F32, {3, 3, 3}, y));
 
-  CliResult r = runKiln({"compile", model, "-o", path("expand.kiln"),
-                         "--fix-input=shape=@" + path("shape.npy")});
+  CliResult r = runKiln(
+      {"compile", model, "-o", path("expand.kiln"), "--fix-input=shape=@" + path("shape.npy")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("input 'shape' is fixed to the i64[3] values of " + path("shape.npy") +
                        "; the artifact does not take it"),
@@ -94,8 +94,10 @@ TEST_F(FixInput, Errors) {
   flag = "--fix-input=shape=@" + path("shape3.npy");
   CliResult r = runKiln({"compile", tflite, "-o", path("bad.kiln"), flag});
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_EQ(r.err, "kiln: error: " + flag + ": --fix-input is supported for ONNX models only, not "
-                   "for '" + tflite + "'\n");
+  EXPECT_EQ(r.err, "kiln: error: " + flag +
+                       ": --fix-input is supported for ONNX models only, not "
+                       "for '" +
+                       tflite + "'\n");
   EXPECT_EQ(error("--fix-input=shape"),
             "kiln: error: --fix-input=shape: expected NAME=@FILE.npy, e.g. "
             "--fix-input=shape=@shape.npy\n");

@@ -100,7 +100,7 @@ TEST(F64Codegen, ArithmeticWithBroadcastKeepsDoublePrecision) {
   output "neg" = %neg
   output "abs" = %abs
 })",
-          {{"x", {0.1, -1e-300, 3.0, 1e300, -2.5, 1.0 / 3.0}}, {"b", {0.2, 7.0, -3.0}}});
+               {{"x", {0.1, -1e-300, 3.0, 1e300, -2.5, 1.0 / 3.0}}, {"b", {0.2, 7.0, -3.0}}});
   // 0.1 + 0.2 = 0.30000000000000004 in double (0.3 as float); 1e-300 and 1e300 overflow f32.
   EXPECT_EQ(run["add"], (std::vector<double>{0.30000000000000004, 7.0 - 1e-300, 0.0, 1e300 + 0.2,
                                              4.5, 1.0 / 3.0 - 3.0}));
@@ -137,16 +137,16 @@ TEST(F64Codegen, CastsComparisonsAndWhere) {
   output "sel" = %sel
   output "sq" = %sq
 })",
-          {{"x", {0.1, -2.75, 1e10 + 0.5, 0.5}}, {"f", {0.1, -2.75, 3.0, 0.5}}});
+               {{"x", {0.1, -2.75, 1e10 + 0.5, 0.5}}, {"f", {0.1, -2.75, 3.0, 0.5}}});
   EXPECT_EQ(run["wide"], (std::vector<double>{double(0.1f), -2.75, 3.0, 0.5}));
-  EXPECT_EQ(run["narrow"], (std::vector<double>{double(0.1f), -2.75, double(float(1e10 + 0.5)),
-                                                0.5}));
+  EXPECT_EQ(run["narrow"],
+            (std::vector<double>{double(0.1f), -2.75, double(float(1e10 + 0.5)), 0.5}));
   EXPECT_EQ(run["int"], (std::vector<double>{0, -2, 1e10, 0}));
   EXPECT_EQ(run["less"], (std::vector<double>{1, 1, 0, 0}));
   EXPECT_EQ(run["eq"], (std::vector<double>{0, 1, 0, 1}));  // 0.1 != double(0.1f)
   EXPECT_EQ(run["sel"], (std::vector<double>{0.1, -2.75, 0.5, 0.5}));
-  EXPECT_EQ(run["sq"], (std::vector<double>{0.1 * 0.1, 2.75 * 2.75, (1e10 + 0.5) * (1e10 + 0.5),
-                                            0.25}));
+  EXPECT_EQ(run["sq"],
+            (std::vector<double>{0.1 * 0.1, 2.75 * 2.75, (1e10 + 0.5) * (1e10 + 0.5), 0.25}));
 }
 
 TEST(F64Codegen, DataMovementAndReductions) {
@@ -164,7 +164,7 @@ TEST(F64Codegen, DataMovementAndReductions) {
   output "mean" = %mean
   output "max" = %max
 })",
-          {{"x", {0.1, 0.2, 0.3, -1e-310, 1e308, -4.0}}});
+               {{"x", {0.1, 0.2, 0.3, -1e-310, 1e308, -4.0}}});
   EXPECT_EQ(run["t"], (std::vector<double>{0.1, -1e-310, 0.2, 1e308, 0.3, -4.0}));
   EXPECT_EQ(run["cat"], (std::vector<double>{0.1, 0.2, 0.3, -1e-310, 1e308, -4.0, 0.1, 0.2, 0.3,
                                              -1e-310, 1e308, -4.0}));

@@ -112,8 +112,8 @@ void checkOp(const ir::Op& op) {
 
 void checkF64Ops(const ir::Dispatch& dispatch) {
   checkOp(*dispatch.root);
-  const bool elementwiseRoot = dispatch.root->info().hasTrait(ir::kElementwise) ||
-                               dispatch.root->kind() == OpKind::Expand;
+  const bool elementwiseRoot =
+      dispatch.root->info().hasTrait(ir::kElementwise) || dispatch.root->kind() == OpKind::Expand;
   for (const ir::Op* op : dispatch.fused) {
     checkOp(*op);
     // Epilogues of Conv/MatMul/pool kernels compute in f32.

@@ -79,8 +79,8 @@ void applyFixedInputs(onnx::GraphProto& graph, const std::vector<FixedInput>& fi
     }
     if (index < 0) {
       throw CompileError(fixed.flag + ": " + displayName + " has no input named '" + fixed.name +
-                         "' (its inputs: " +
-                         (inputList.empty() ? std::string("none") : inputList) + ")");
+                         "' (its inputs: " + (inputList.empty() ? std::string("none") : inputList) +
+                         ")");
     }
     checkAgainstInput(graph.input(index), fixed, displayName);
 
