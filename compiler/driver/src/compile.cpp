@@ -45,18 +45,18 @@ std::unique_ptr<ir::Graph> importModel(const CompileOptions& options) {
     throw CompileError("'" + path.string() + "' is a directory, not a model file");
   std::string extension = path.extension().string();
   if (extension == ".tflite") {
-    import::TfliteImportOptions tfliteOptions;
     if (!options.fixedInputs.empty())
       throw CompileError(options.fixedInputs[0].flag + ": --fix-input is supported for ONNX "
                          "models only, not for '" + path.string() + "'");
+    import::TfliteImportOptions tfliteOptions;
     tfliteOptions.debugOutputs = options.debugOutputs;
     return import::importTfliteFile(path, tfliteOptions);
   }
   import::OnnxImportOptions importOptions;
   for (const std::string& flag : options.inputShapes)
     importOptions.inputShapes.push_back(import::parseInputShape(flag));
-  return import::importOnnxFile(path, importOptions);
   importOptions.fixedInputs = options.fixedInputs;
+  return import::importOnnxFile(path, importOptions);
 }
 
 void writeFile(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {

@@ -147,9 +147,9 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
                               const CodegenOptions& options) {
   using namespace detail;
   for (const KernelDesc& desc : kernels) verifyKernel(desc);
+  checkF64Target(kernels, target);
 
   std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(target);
-  checkF64Target(kernels, target);
   llvm::LLVMContext context;
   llvm::Module module("kiln_kernels", context);
   module.setTargetTriple(target.triple);
