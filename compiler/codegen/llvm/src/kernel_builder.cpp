@@ -136,7 +136,8 @@ llvm::Value* KernelBuilder::index(int64_t value) {
 
 llvm::Value* KernelBuilder::constant(ElemType type, double value) {
   if (type == ElemType::F32) return f32(static_cast<float>(value));
-  if (type == ElemType::F64) return llvm::ConstantFP::get(llvm::Type::getDoubleTy(context()), value);
+  if (type == ElemType::F64)
+    return llvm::ConstantFP::get(llvm::Type::getDoubleTy(context()), value);
   if (type == ElemType::Bool) return builder_.getInt1(value != 0);
   return llvm::ConstantInt::get(elemType(type), static_cast<uint64_t>(static_cast<int64_t>(value)),
                                 true);
