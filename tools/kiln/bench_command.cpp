@@ -160,18 +160,23 @@ int runBench(const ParsedArgs& args) {
   // The warm-up's dispatch times are not samples.
   if (per.profile) per.profile->clearSamples();
 
-  // Reserve the samples up front: a reallocation between two calls would evict the caches
+  // Room for the samples up front: a reallocation between two calls would evict the caches
   // the next call needs (a p99 outlier). With --seconds, from the warm-up's time per call.
   std::vector<double> samples;
   double warmPerCallUs = microsecondsSince(warmStart) / double(std::max<int64_t>(warmed, 1));
   size_t expectedCalls = iterations > 0
                              ? size_t(iterations)
                              : size_t(1.5 * seconds * 1e6 / std::max(warmPerCallUs, 1.0)) + 16;
-  samples.reserve(expectedCalls);
+  // assign + clear: the pages are touched now, not by a page fault between two timed calls.
+  samples.assign(expectedCalls, 0.0);
+  samples.clear();
   if (per.profile) per.profile->reserveCalls(expectedCalls);
   bool preemption = args.flag("preemption");
   std::vector<double> unpreempted;  // --preemption: the calls the scheduler left alone
-  if (preemption) unpreempted.reserve(expectedCalls);
+  if (preemption) {
+    unpreempted.assign(expectedCalls, 0.0);
+    unpreempted.clear();
+  }
   Clock::time_point start = Clock::now();
   while (iterations > 0 ? int64_t(samples.size()) < iterations
                         : (samples.size() < 10 || microsecondsSince(start) < seconds * 1e6)) {
