@@ -32,8 +32,10 @@ struct Case {
 VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
 
 void check(const Case& t, bool pack = true) {
-  const int64_t oh = (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
-  const int64_t ow = (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
+  const int64_t oh =
+      (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
+  const int64_t ow =
+      (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
   KernelDesc d;
   d.kind = KernelKind::Conv;
   d.name = "conv_gemm";
@@ -127,10 +129,10 @@ TEST(ConvGemm, TileFollowsTheVectorUnit) {
 }
 
 TEST(ConvGemm, Pointwise) {
-  check({1, 16, 7, 9, 13, 1, 1});             // direct B, 63 pixels (tail), OC % 6 = 1
-  check({2, 40, 14, 14, 32, 1, 1});           // two images
-  check({1, 300, 4, 4, 12, 1, 1}, false);     // large K, unpacked weights
-  check({1, 8, 10, 10, 8, 1, 1, {2, 2}});     // stride 2: im2col panel
+  check({1, 16, 7, 9, 13, 1, 1});          // direct B, 63 pixels (tail), OC % 6 = 1
+  check({2, 40, 14, 14, 32, 1, 1});        // two images
+  check({1, 300, 4, 4, 12, 1, 1}, false);  // large K, unpacked weights
+  check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
 }
 
 TEST(ConvGemm, ThreeByThree) {
@@ -147,6 +149,7 @@ TEST(ConvGemm, LargeKernels) {
   check({1, 3, 40, 40, 10, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::Relu});
   check({1, 6, 15, 21, 8, 5, 5, {1, 2}, {1, 1}, {2, 1, 2, 3}});
   check({1, 2, 9, 30, 4, 1, 5, {1, 1}, {1, 1}, {0, 2, 0, 2}});
+  check({1, 4, 9, 70, 5, 3, 3, {1, 3}, {1, 1}, {1, 1, 1, 1}});  // row tiles, stride 3 loads
 }
 
 TEST(ConvGemm, FusedEpilogue0) {

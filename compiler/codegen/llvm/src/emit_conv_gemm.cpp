@@ -63,15 +63,26 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t fullTiles = span / NR, tailWidth = span % NR;
   const int64_t pixelItems = rowAligned ? OH : fullTiles + (tailWidth > 0);
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
-  int64_t groups = std::clamp<int64_t>((kMinItems + N * pixelItems - 1) / (N * pixelItems), 1,
-                                       panels);
+  int64_t groups =
+      std::clamp<int64_t>((kMinItems + N * pixelItems - 1) / (N * pixelItems), 1, panels);
   const int64_t panelsPerGroup = (panels + groups - 1) / groups;
   groups = (panels + panelsPerGroup - 1) / panelsPerGroup;
   const int64_t items = N * groups * pixelItems;
   // K blocks of whole channels (all taps of a channel in one block).
   const int64_t blocks = direct ? 1 : (K + kBlockK - 1) / kBlockK;
-  const int64_t blockC = (C + blocks - 1) / blocks;
+  // Channels per block: a divisor of C not much smaller than the even split if there is one
+  // (no separately emitted last block), else the even split rounded up.
+  int64_t blockC = (C + blocks - 1) / blocks;
+  for (int64_t c = blockC; c * 2 > blockC && c > 0; --c) {
+    if (C % c == 0) {
+      blockC = c;
+      break;
+    }
+  }
   const int64_t fullBlocks = C / blockC, lastC = C % blockC;
+  // K steps per microkernel loop iteration: a channel's taps when that is a few (no
+  // remainder), else 4.
+  const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
 
   llvm::Type* floatTy = b.getFloatTy();
   llvm::Type* i32 = b.getInt32Ty();
@@ -109,8 +120,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, groups, pixelItems});
     llvm::Value *n = co[0], *group = co[1], *pixelItem = co[2];
     llvm::Value* panelLo = b.CreateMul(group, kb.index(panelsPerGroup));
-    llvm::Value* panelHi = kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)),
-                                       kb.index(panels));
+    llvm::Value* panelHi =
+        kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
@@ -133,8 +144,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
       };
 
       // The panels of this item over K range [k0, k0 + kCount) with B given by loadB.
-      auto runPanels = [&](llvm::Value* k0, int64_t kCount, const LoadB& loadB,
-                           llvm::Value* first, llvm::Value* last) {
+      auto runPanels = [&](llvm::Value* k0, int64_t kCount, const LoadB& loadB, llvm::Value* first,
+                           llvm::Value* last) {
         auto panelTile = [&](llvm::Value* panel, int64_t rows) {
           llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
           MicroTile tile{rows, nv, L};
@@ -142,8 +153,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
           for (int64_t m = 0; m < rows; ++m) {
             llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
             outRow[m] = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
-            llvm::Value* start = hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc))
-                                         : splatF(0.0f);
+            llvm::Value* start =
+                hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : splatF(0.0f);
             for (int64_t v = 0; v < nv; ++v) {
               llvm::Value* at = b.CreateAdd(b.CreateAdd(outRow[m], p0), kb.index(v * L));
               llvm::Value* partial = first == b.getTrue() ? nullptr : loadVec(out, at, laneMask(v));
@@ -158,7 +169,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
                                       : b.CreateAdd(k, kb.index(m * K));
             return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
           };
-          emitMicrokernel(kb, tile, acc, kCount, 4, loadA, loadB);
+          emitMicrokernel(kb, tile, acc, kCount, unroll, loadA, loadB);
           for (int64_t m = 0; m < rows; ++m) {
             FusedEpilogue::Row row;
             if (chain && last != b.getFalse()) row = epilogue.row(outRow[m]);
@@ -181,8 +192,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
           }
         };
         kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelTile(panel, MR); });
-        if (remRows > 0)
-          kb.ifThen(hasRemainder, [&] { panelTile(kb.index(fullPanels), remRows); });
+        if (remRows > 0) kb.ifThen(hasRemainder, [&] { panelTile(kb.index(fullPanels), remRows); });
       };
 
       if (direct) {
@@ -208,10 +218,27 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         ihBase[v] = b.CreateSub(b.CreateMul(oh, splatI32(sh)), splatI32(padTop));
         iwBase[v] = b.CreateSub(b.CreateMul(ow, splatI32(sw)), splatI32(padLeft));
         llvm::Value* mask = laneMask(v);
-        inTile[v] = mask ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), L));
+        inTile[v] =
+            mask ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), L));
       }
-      // Scalar row start of a row-aligned tile (stride 1: one contiguous load per tap).
-      const bool contiguous = rowAligned && sw == 1;
+      // How a tap's lanes are read: one masked vector load where consecutive lanes are
+      // consecutive inputs (a row-aligned tile with stride 1, or any tile when stride 1 keeps
+      // the width, W == OW, so that input offset = pixel + constant); for a row-aligned tile
+      // with stride 2..4 one masked load of stride x lanes and a shuffle; else a gather.
+      enum class Read { Contiguous, Strided, Gather };
+      const Read read = (rowAligned && sw == 1) || (sh == 1 && sw == 1 && W == OW)
+                            ? Read::Contiguous
+                        : rowAligned && sw <= 4 ? Read::Strided
+                                                : Read::Gather;
+      const int64_t step = read == Read::Strided ? sw : 1;  // input columns per lane
+      auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * step));
+      std::vector<int> pick, spread;  // every step-th lane; each mask lane step times
+      for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
+      for (int64_t j = 0; j < int64_t(L * step); ++j) spread.push_back(int(j / step));
+      std::vector<llvm::Constant*> firstOfStep;
+      for (int64_t j = 0; j < int64_t(L * step); ++j)
+        firstOfStep.push_back(b.getInt1(j % step == 0));
+      llvm::Value* everyStep = llvm::ConstantVector::get(firstOfStep);
       llvm::Value* oh0 = rowAligned ? b.CreateUDiv(p0, kb.index(OW)) : nullptr;
       llvm::Value* ow0 = rowAligned ? b.CreateSub(p0, b.CreateMul(oh0, kb.index(OW))) : nullptr;
 
@@ -230,31 +257,52 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
               mask[v] = b.CreateAnd(inside, inTile[v]);
               offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(W)), iw);
             }
+            // Input offset (inside the channel) of the tile's first lane for this tap.
             llvm::Value* rowOffset = nullptr;
-            if (contiguous) {
-              llvm::Value* ih = b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
-              llvm::Value* iw = b.CreateAdd(ow0, kb.index(kw * dw - padLeft));
+            if (read != Read::Gather && rowAligned) {
+              llvm::Value* ih =
+                  b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
+              llvm::Value* iw =
+                  b.CreateAdd(b.CreateMul(ow0, kb.index(sw)), kb.index(kw * dw - padLeft));
               rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw);
+            } else if (read == Read::Contiguous) {
+              rowOffset = b.CreateAdd(p0, kb.index((kh * dh - padTop) * W + kw * dw - padLeft));
             }
-            kb.forRange(0, count, [&](llvm::Value* cl) {
-              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
-              llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
-              for (int64_t v = 0; v < nv; ++v) {
-                llvm::Value* value;
-                if (contiguous) {
-                  llvm::Value* at = b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
-                  value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
-                                             mask[v], llvm::Constant::getNullValue(vecTy));
-                } else {
-                  llvm::Value* base = kb.elementAddress(0, channel);
-                  llvm::Value* pointers = b.CreateGEP(floatTy, base, offset[v]);
-                  value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
-                                               llvm::Constant::getNullValue(vecTy));
-                }
-                llvm::Value* slot = b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L));
-                b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
-              }
-            });
+            std::vector<llvm::Value*> wideMask(nv);
+            for (int64_t v = 0; v < nv && read == Read::Strided; ++v)
+              wideMask[v] = b.CreateAnd(b.CreateShuffleVector(mask[v], spread), everyStep);
+            kb.forRange(
+                kb.index(0), kb.index(count),
+                [&](llvm::Value* cl) {
+                  llvm::Value* channel =
+                      b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
+                  llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
+                  for (int64_t v = 0; v < nv; ++v) {
+                    llvm::Value* value;
+                    if (read == Read::Contiguous) {
+                      llvm::Value* at =
+                          b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
+                      value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
+                                                 mask[v], llvm::Constant::getNullValue(vecTy));
+                    } else if (read == Read::Strided) {
+                      llvm::Value* at =
+                          b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
+                      value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
+                                                 wideMask[v], llvm::Constant::getNullValue(wideTy));
+                      value = b.CreateShuffleVector(value, pick);
+                    } else {
+                      llvm::Value* base = kb.elementAddress(0, channel);
+                      llvm::Value* pointers = b.CreateGEP(floatTy, base, offset[v]);
+                      value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
+                                                   llvm::Constant::getNullValue(vecTy));
+                    }
+                    llvm::Value* slot =
+                        b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L));
+                    b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot),
+                                         llvm::Align(32));
+                  }
+                },
+                /*unroll=*/false);
           }
         }
         LoadB loadB = [&](llvm::Value* k, int64_t v) {

@@ -25,8 +25,7 @@ void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulator
   auto run = [&](llvm::Value* first, int64_t steps) {
     std::vector<std::vector<llvm::Value*>> c(size_t(tile.mr));
     for (int64_t m = 0; m < tile.mr; ++m)
-      for (int64_t v = 0; v < tile.nrVectors; ++v)
-        c[m].push_back(b.CreateLoad(vecTy, acc[m][v]));
+      for (int64_t v = 0; v < tile.nrVectors; ++v) c[m].push_back(b.CreateLoad(vecTy, acc[m][v]));
     for (int64_t s = 0; s < steps; ++s) {
       llvm::Value* k = s == 0 ? first : b.CreateAdd(first, kb.index(s), "", true, true);
       std::vector<llvm::Value*> bv;
@@ -44,9 +43,10 @@ void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulator
   if (loops == 1) {
     run(kb.index(0), unroll);
   } else if (loops > 1) {
-    kb.forRange(0, loops, [&](llvm::Value* i) {
-      run(b.CreateMul(i, kb.index(unroll), "", true, true), unroll);
-    });
+    kb.forRange(
+        kb.index(0), kb.index(loops),
+        [&](llvm::Value* i) { run(b.CreateMul(i, kb.index(unroll), "", true, true), unroll); },
+        /*unroll=*/false);
   }
   if (kCount % unroll) run(kb.index(loops * unroll), kCount % unroll);
 }

@@ -188,7 +188,7 @@ llvm::Value* KernelBuilder::local(llvm::Type* type, const char* name) {
   return entryBuilder.CreateAlloca(type, nullptr, name);
 }
 
-void KernelBuilder::forRange(llvm::Value* begin, llvm::Value* end, const Body& body) {
+void KernelBuilder::forRange(llvm::Value* begin, llvm::Value* end, const Body& body, bool unroll) {
   llvm::LLVMContext& ctx = context();
   llvm::Function* fn = builder_.GetInsertBlock()->getParent();
   llvm::BasicBlock* preheader = builder_.GetInsertBlock();
@@ -206,7 +206,14 @@ void KernelBuilder::forRange(llvm::Value* begin, llvm::Value* end, const Body& b
   body(i);
   llvm::Value* next = builder_.CreateAdd(i, index(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, builder_.GetInsertBlock());
-  builder_.CreateBr(header);
+  llvm::BranchInst* latch = builder_.CreateBr(header);
+  if (!unroll) {
+    llvm::LLVMContext& c = context();
+    llvm::MDNode* disable = llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.unroll.disable"));
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(c, {nullptr, disable});
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
 
   builder_.SetInsertPoint(exit);
 }

@@ -73,8 +73,9 @@ class KernelBuilder {
   llvm::Value* local(llvm::Type* type, const char* name = "");
 
   // ---- Control flow -----------------------------------------------------------------------------
-  // for (i = begin; i < end; ++i) body(i). Values are of indexType().
-  void forRange(llvm::Value* begin, llvm::Value* end, const Body& body);
+  // for (i = begin; i < end; ++i) body(i). Values are of indexType(). `unroll` false tells the
+  // optimiser to keep the loop rolled (bodies that are already unrolled, e.g. packing loops).
+  void forRange(llvm::Value* begin, llvm::Value* end, const Body& body, bool unroll = true);
   void forRange(int64_t begin, int64_t end, const Body& body) {
     forRange(index(begin), index(end), body);
   }
