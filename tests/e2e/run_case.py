@@ -66,8 +66,8 @@ def clearRefusal(message, ops):
 
 
 def fixInputRetry(compiled, case, inputs):
-    """(flag, remaining inputs) when the compile error suggests --fix-input for an input whose
-    values the case provides; else None."""
+    """(flag, its .npy file, remaining inputs) when the compile error suggests --fix-input for
+    an input whose values the case provides; else None."""
     if compiled.returncode <= 0 or not case:
         return None
     match = re.search(r"--fix-input=(.+?)=@VALUES\.npy", compiled.stderr)
@@ -75,7 +75,7 @@ def fixInputRetry(compiled, case, inputs):
     if not match or match.group(1) not in names or len(names) != len(inputs):
         return None
     index = names.index(match.group(1))
-    return (f"--fix-input={match.group(1)}=@{inputs[index]}",
+    return (f"--fix-input={match.group(1)}=@{inputs[index]}", inputs[index],
             inputs[:index] + inputs[index + 1:])
 
 
@@ -124,9 +124,8 @@ def main():
     fixed_note = ""
     retry = fixInputRetry(compiled, case if args.case else None, inputs)
     if retry:
-        fix_flag, inputs = retry
-        fixed_note = "with --fix-input=" + fix_flag.split("=")[1] + "=@" + os.path.basename(
-            fix_flag.split("=@")[-1])
+        fix_flag, fixed_file, inputs = retry
+        fixed_note = "with " + fix_flag.replace(fixed_file, os.path.basename(fixed_file))
         compiled = run([args.kiln, "compile", model, "-o", artifact] + flags + [fix_flag],
                        "kiln compile")
     seconds, cpu = time.monotonic() - started, childCpuSeconds() - cpu_before
