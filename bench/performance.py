@@ -93,7 +93,7 @@ def resnetConvs(args, peak):
     report = kilnBench(args, os.path.join(args.work, "resnet18.kiln"),
                        os.path.join(folder, "input.npy"),
                        ["--per-dispatch", f"--peak-gflops={peak:.1f}", "--threads=1",
-                        f"--seconds={max(args.seconds, 3)}"])
+                        "--clock=thread-cpu", f"--seconds={max(args.seconds, 3)}"])
     rows = []
     for d in report["dispatches"]:
         first = d.get("node", "").split(", ")[0]
@@ -165,8 +165,8 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter):
         L.append(f"- **The machine was loaded** (load average {m['load'][0]:.1f} on {cpus} CPUs): "
                  "a call is regularly preempted for another process's time slice (several ms), "
                  "so p99 and the jitter columns measure the other processes, not the runtimes, "
-                 "and the 2-thread figures find the second core busy. Per-layer GFLOP/s are wall "
-                 "clock too and therefore low. Regenerate on a quiet machine for the bars.")
+                 "and the 2-thread figures find the second core busy (the per-layer table uses "
+                 "CPU time and is less affected). Regenerate on a quiet machine for the bars.")
     L.append("")
     L.append("## Method\n")
     L.append(f"- `bench/compare.py --rounds {compare['rounds']} --seconds {compare['seconds']:g}`: "
@@ -228,11 +228,13 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter):
     L.append("")
     L.append("## ResNet-18's 3x3 convolutions at 1 thread\n")
     L.append(f"`kiln bench resnet18.kiln --per-dispatch --peak-gflops={peak['best']:.1f} "
-             "--threads=1`: per dispatch the median time over the timed calls, the compiler's "
-             "FLOP count (2 x MACs, from the artifact's DEBUG cost table) and the achieved "
-             "GFLOP/s; a convolution counts as 3x3 by its ONNX `kernel_shape`. Whole call "
-             f"(traced): p50 {us(resnet['p50_us'])}; sum of all dispatch medians "
-             f"{us(resnet['dispatch_sum_us'])}.\n")
+             "--threads=1 --clock=thread-cpu`: per dispatch the median time over the timed "
+             "calls, the compiler's FLOP count (2 x MACs, from the artifact's DEBUG cost table) "
+             "and the achieved GFLOP/s; a convolution counts as 3x3 by its ONNX `kernel_shape`. "
+             "Times are the calling thread's CPU time, like the FMA peak, so the time other "
+             "processes held the core is left out (on a quiet machine CPU and wall time agree). "
+             f"Whole call (traced, wall clock): p50 {us(resnet['p50_us'])}; sum of all dispatch "
+             f"medians (CPU time) {us(resnet['dispatch_sum_us'])}.\n")
     L.append("| # | node | MFLOP | median | GFLOP/s | % of peak | share of the call |")
     L.append("|--:|---|--:|--:|--:|--:|--:|")
     flops = time_us = 0

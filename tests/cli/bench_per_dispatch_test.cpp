@@ -178,6 +178,28 @@ TEST_F(KilnBenchPerDispatch, PeakGflopsNeedsPerDispatch) {
       << r.err;
 }
 
+TEST_F(KilnBenchPerDispatch, ThreadCpuClock) {
+  CliResult r = bench("digits.kiln", {"--per-dispatch", "--clock=thread-cpu", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"dispatch_clock\":\"thread-cpu\""), std::string::npos) << r.out;
+  EXPECT_GT(jsonNumber(r.out, "dispatch_sum_us"), 0) << r.out;
+  CliResult text = bench("digits.kiln", {"--per-dispatch", "--clock=thread-cpu"});
+  EXPECT_NE(text.out.find("(median over 200 calls, thread CPU time;"), std::string::npos)
+      << text.out;
+
+  CliResult threads = bench("digits.kiln", {"--per-dispatch", "--clock=thread-cpu", "--threads=2"});
+  EXPECT_EQ(threads.exitCode, 1);
+  EXPECT_NE(threads.err.find("--clock=thread-cpu measures the calling thread only: use it with "
+                             "--threads=1"),
+            std::string::npos) << threads.err;
+  CliResult plain = bench("digits.kiln", {"--clock=thread-cpu"});
+  EXPECT_NE(plain.err.find("kiln: error: --clock needs --per-dispatch"), std::string::npos)
+      << plain.err;
+  CliResult bad = bench("digits.kiln", {"--per-dispatch", "--clock=tsc"});
+  EXPECT_NE(bad.err.find("kiln: error: --clock=tsc: expected wall or thread-cpu"),
+            std::string::npos) << bad.err;
+}
+
 TEST_F(KilnBenchPerDispatch, PinAndLockMemory) {
   CliResult r = bench("digits.kiln", {"--pin=0", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;

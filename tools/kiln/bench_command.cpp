@@ -82,7 +82,7 @@ struct PerDispatch {
 };
 
 PerDispatch preparePerDispatch(const std::string& path, RuntimeSession& session,
-                               uint32_t function) {
+                               uint32_t function, bool threadCpuClock) {
   ArtifactSummary artifact = readArtifact(readFileBytes(path), path);
   const ArtifactFunction& f = artifact.functions.at(function);
   PerDispatch p;
@@ -96,9 +96,11 @@ PerDispatch preparePerDispatch(const std::string& path, RuntimeSession& session,
     p.missingCosts = "'" + path + "' has no cost table in DEBUG (written by an older compiler): "
                      "FLOPs are unavailable, times only";
   DispatchProfile* profile = p.profile.get();
-  session.setTrace([profile](uint32_t dispatch, uint32_t kernel, uint64_t ns) {
-    profile->record(dispatch, kernel, ns);
-  });
+  session.setTrace(
+      [profile](uint32_t dispatch, uint32_t kernel, uint64_t ns) {
+        profile->record(dispatch, kernel, ns);
+      },
+      threadCpuClock);
   return p;
 }
 
@@ -121,6 +123,11 @@ int runBench(const ParsedArgs& args) {
     if (!perDispatch) throw CliError("--peak-gflops needs --per-dispatch");
     peak = args.number("peak-gflops", 0);
   }
+  std::string clock = args.value("clock").value_or("wall");
+  if (clock != "wall" && clock != "thread-cpu")
+    throw CliError("--clock=" + clock + ": expected wall or thread-cpu");
+  bool threadCpuClock = clock == "thread-cpu";
+  if (threadCpuClock && !perDispatch) throw CliError("--clock needs --per-dispatch");
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.constantsPath = args.value("constants").value_or("");
@@ -128,6 +135,8 @@ int runBench(const ParsedArgs& args) {
   double seconds = args.number("seconds", 1.0);
   int64_t warmup = args.integer("warmup", -1, 0, int64_t{1} << 30);
   int64_t pin = args.integer("pin", -1, 0, CPU_SETSIZE - 1);
+  if (threadCpuClock && options.threads != 1)
+    throw CliError("--clock=thread-cpu measures the calling thread only: use it with --threads=1");
   std::vector<HostTensor> inputs;
   for (const std::string& spec : args.values("input")) inputs.push_back(parseTensorSpec(spec));
 
@@ -137,7 +146,7 @@ int runBench(const ParsedArgs& args) {
   std::vector<AlignedBuffer> inputBuffers = session.prepareInputs(function, inputs);
   std::vector<AlignedBuffer> outputBuffers = session.allocateOutputs(function);
   PerDispatch per;
-  if (perDispatch) per = preparePerDispatch(path, session, function);
+  if (perDispatch) per = preparePerDispatch(path, session, function, threadCpuClock);
   if (pin >= 0) pinCallingThread(pin);
   if (args.flag("lock-memory")) lockMemory();
 
@@ -214,6 +223,7 @@ int runBench(const ParsedArgs& args) {
     }
     if (report) {
       j.field("per_dispatch", true);  // the figures above are of traced calls
+      j.field("dispatch_clock", clock);
       if (!per.missingCosts.empty()) j.field("costs_unavailable", per.missingCosts);
       writeProfileJson(j, *report);
     }
@@ -238,8 +248,10 @@ int runBench(const ParsedArgs& args) {
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
     if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
-    std::printf("  per dispatch (median over %zu calls; each dispatch adds two clock reads):\n%s",
-                per.profile->calls(), profileText(*report).c_str());
+    std::printf("  per dispatch (median over %zu calls, %s; each dispatch adds two clock "
+                "reads):\n%s",
+                per.profile->calls(), threadCpuClock ? "thread CPU time" : "wall clock",
+                profileText(*report).c_str());
   }
   return 0;
 }
@@ -251,7 +263,8 @@ const Command& benchCommand() {
       "bench",
       "measure the latency of an artifact's entry function",
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
-      "[--per-dispatch [--peak-gflops=X]] [--pin=CPU] [--lock-memory] [--preemption] [--json]",
+      "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu]] [--pin=CPU] [--lock-memory] "
+      "[--preemption] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
@@ -265,7 +278,10 @@ const Command& benchCommand() {
       "the achieved GFLOP/s and, with --peak-gflops=X (e.g. from bench/fma_peak_bench), the % of\n"
       "that peak; then the top 5 by time. The trace costs two clock reads per dispatch and runs\n"
       "a stage's dispatches one after another, so the whole-call figures of a per-dispatch run\n"
-      "(reported separately) are a little slower than a plain run.\n"
+      "(reported separately) are a little slower than a plain run. --clock=thread-cpu times the\n"
+      "dispatches by the calling thread's CPU time instead of the wall clock (--threads=1 only):\n"
+      "on a machine shared with other work it leaves out the time other processes held the CPU,\n"
+      "like bench/fma_peak_bench's peak (a system call per clock read: a little more overhead).\n"
       "\n"
       "--pin=CPU pins the calling thread (it runs every kernel with --threads=1) to one CPU;\n"
       "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults;\n"
@@ -280,6 +296,8 @@ const Command& benchCommand() {
        {"warmup", FlagKind::Value, "N", "warm-up calls (default: ~10% of the budget, 3-100)"},
        {"per-dispatch", FlagKind::Bool, "", "time every dispatch (trace hook) and report each"},
        {"peak-gflops", FlagKind::Value, "X", "the machine's peak, for % of peak (--per-dispatch)"},
+       {"clock", FlagKind::Value, "wall|thread-cpu",
+        "clock of the per-dispatch times (default wall; thread-cpu: --threads=1 only)"},
        {"pin", FlagKind::Value, "CPU", "pin the calling thread to this CPU"},
        {"lock-memory", FlagKind::Bool, "", "lock all pages in RAM (mlockall)"},
        {"preemption", FlagKind::Bool, "",

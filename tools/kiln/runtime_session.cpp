@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "cli_error.h"
 #include "npy.h"
@@ -33,6 +34,12 @@ TensorSignature signatureOf(const kiln_tensor_info& info) {
   s.byteSize = info.byte_size;
   s.alignment = info.alignment;
   return s;
+}
+
+uint64_t threadCpuClockNs(void*) {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
 }
 
 void traceThunk(void* user, uint32_t dispatch, uint32_t kernel, uint64_t start, uint64_t end) {
@@ -194,9 +201,11 @@ void RuntimeSession::call(uint32_t function, const std::vector<AlignedBuffer>& i
   }
 }
 
-void RuntimeSession::setTrace(TraceFn trace) {
+void RuntimeSession::setTrace(TraceFn trace, bool threadCpuClock) {
   trace_ = std::move(trace);
-  if (trace_) kiln_context_set_trace(context_, traceThunk, kiln_host_clock_ns, &trace_);
+  if (trace_)
+    kiln_context_set_trace(context_, traceThunk,
+                           threadCpuClock ? threadCpuClockNs : kiln_host_clock_ns, &trace_);
   else kiln_context_set_trace(context_, nullptr, nullptr, nullptr);
 }
 

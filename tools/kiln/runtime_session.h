@@ -66,9 +66,11 @@ class RuntimeSession {
   void call(uint32_t function, const std::vector<AlignedBuffer>& inputs,
             const std::vector<AlignedBuffer>& outputs);
 
-  // Called after every dispatch with its global index, kernel index and duration in ns.
+  // Called after every dispatch with its global index, kernel index and duration in ns, by
+  // the wall clock or, with threadCpuClock, by the calling thread's CPU time (which leaves
+  // out the time another process held the CPU; only meaningful with one thread).
   using TraceFn = std::function<void(uint32_t dispatch, uint32_t kernel, uint64_t ns)>;
-  void setTrace(TraceFn trace);
+  void setTrace(TraceFn trace, bool threadCpuClock = false);
   // "name <- node" from the artifact's DEBUG section, or "" when stripped.
   std::string dispatchLabel(uint32_t dispatch) const;
 
