@@ -34,6 +34,36 @@ TEST(FoldConstants, TorchShapeSubgraphFeedingReshape) {
 )");
 }
 
+// f64 folds in double: results float32 could not hold stay exact, and a double shape value
+// (torch's old-opset 2.0 Cast to int64) becomes the integer.
+TEST(FoldConstants, F64InDoublePrecision) {
+  auto graph = parseVerified(R"(graph @g {
+  const %a : f64[2] = [0.1, 1e-300]
+  const %b : f64[2] = [0.2, 3.0]
+  const %two : f64[] = [2.0]
+  %s = Add(%a, %b) : f64[2]
+  %d = Div(%a, %b) : f64[2]
+  %r = ReduceSum(%s) {keepdims = 0} : f64[]
+  %i = Cast(%two) {to = 6} : i64[]
+  %f = Cast(%s) {to = 0} : f32[2]
+  output "s" = %s
+  output "d" = %d
+  output "r" = %r
+  output "i" = %i
+  output "f" = %f
+})");
+  EXPECT_TRUE(foldConstants(*graph));
+  ir::verifyGraph(*graph);
+  EXPECT_EQ(graph->numOps(), 0u);
+  auto doubles = [&](const char* name) { return ir::constantDoubles(graph->findValue(name)); };
+  EXPECT_EQ(doubles("s"), (std::vector<double>{0.1 + 0.2, 1e-300 + 3.0}));
+  EXPECT_EQ(doubles("d"), (std::vector<double>{0.1 / 0.2, 1e-300 / 3.0}));
+  EXPECT_EQ(doubles("r"), (std::vector<double>{(0.1 + 0.2) + 3.0}));
+  EXPECT_EQ(ir::constantInts(graph->findValue("i")), (std::vector<int64_t>{2}));
+  EXPECT_EQ(graph->findValue("f")->dtype(), ir::DType::F32);
+  EXPECT_EQ(doubles("f"), (std::vector<double>{double(float(0.1 + 0.2)), 3.0}));
+}
+
 TEST(FoldConstants, ConstantOfShapeRangeAndIntegerArithmetic) {
   auto graph = parseVerified(R"(graph @g {
   const %s : i64[2] = [2, 3]
