@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "emit_gemm_microkernel.h"
 #include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
@@ -60,46 +61,43 @@ std::vector<std::vector<llvm::Value*>> zeroSlots(KernelBuilder& kb, int64_t rows
   return slots;
 }
 
+// The broadcast form is the conv's GEMM microkernel (emit_gemm_microkernel.h): A(k, m) a
+// scalar of A's row, B(k, v) the v-th vector of B's row k (the last one masked at a row end).
 TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
                        const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
                        int64_t cols, int64_t K) {
   llvm::IRBuilder<>& b = kb.b();
   const unsigned lanes = plan.lanes;
   auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
-  const int64_t vectors = tileCount(cols, lanes);
-  auto validLanes = [&](int64_t j) {
-    return unsigned(std::min<int64_t>(lanes, cols - j * int64_t(lanes)));
+  const MicroTile tile{rows, tileCount(cols, lanes), lanes};
+  auto validLanes = [&](int64_t v) {
+    return unsigned(std::min<int64_t>(lanes, cols - v * int64_t(lanes)));
   };
-  auto slots = zeroSlots(kb, rows, vectors, lanes);
+  Accumulators acc = makeAccumulators(kb, tile);
+  for (const auto& row : acc) {
+    for (llvm::Value* slot : row) b.CreateStore(llvm::Constant::getNullValue(vecTy), slot);
+  }
   std::vector<llvm::Value*> aRows;
   for (int64_t i = 0; i < rows; ++i) {
     aRows.push_back(
         b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
   }
   llvm::Value* bStart = b.CreateAdd(bm.offset, n0);
-  kb.forRange(0, K, [&](llvm::Value* k) {
-    llvm::Value* bRow = b.CreateAdd(bStart, b.CreateMul(k, kb.index(bm.rowStride)));
-    std::vector<llvm::Value*> bv;
-    for (int64_t j = 0; j < vectors; ++j) {
-      bv.push_back(
-          loadLanes(kb, bm.ptr, b.CreateAdd(bRow, kb.index(j * lanes)), lanes, validLanes(j)));
-    }
-    llvm::Value* aColumn = b.CreateMul(k, kb.index(a.colStride));
-    for (int64_t i = 0; i < rows; ++i) {
-      llvm::Value* at = elementPointer(kb, a.ptr, b.CreateAdd(aRows[size_t(i)], aColumn), true);
-      llvm::Value* av = b.CreateVectorSplat(lanes, b.CreateLoad(b.getFloatTy(), at));
-      for (int64_t j = 0; j < vectors; ++j) {
-        llvm::Value* slot = slots[size_t(i)][size_t(j)];
-        llvm::Value* acc = b.CreateLoad(vecTy, slot);
-        b.CreateStore(b.CreateFAdd(acc, b.CreateFMul(av, bv[size_t(j)])), slot);
-      }
-    }
-  });
+  auto loadA = [&](llvm::Value* k, int64_t m) -> llvm::Value* {
+    llvm::Value* at = b.CreateAdd(aRows[size_t(m)], b.CreateMul(k, kb.index(a.colStride)));
+    return b.CreateLoad(b.getFloatTy(), elementPointer(kb, a.ptr, at, true));
+  };
+  auto loadB = [&](llvm::Value* k, int64_t v) {
+    llvm::Value* at = b.CreateAdd(b.CreateAdd(bStart, b.CreateMul(k, kb.index(bm.rowStride))),
+                                  kb.index(v * lanes));
+    return loadLanes(kb, bm.ptr, at, lanes, validLanes(v));
+  };
+  emitMicrokernel(kb, tile, acc, K, /*unroll=*/4, loadA, loadB);
   TileRows result(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < vectors; ++j) {
+    for (int64_t v = 0; v < tile.nrVectors; ++v) {
       result[size_t(i)].push_back(
-          {b.CreateLoad(vecTy, slots[size_t(i)][size_t(j)]), j * lanes, validLanes(j)});
+          {b.CreateLoad(vecTy, acc[size_t(i)][size_t(v)]), v * lanes, validLanes(v)});
     }
   }
   return result;

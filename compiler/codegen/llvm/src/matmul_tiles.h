@@ -4,7 +4,8 @@
 // and store. Two forms, chosen by which operand is contiguous along what:
 //  - Broadcast: B's rows are contiguous along N (MatMul, Gemm transB=0). Per k, NV vectors
 //    of B are loaded and each of the MR values of A is broadcast against them (MR x NV
-//    accumulators of V lanes; the last vector of a row end is masked).
+//    accumulators of V lanes; the last vector of a row end is masked): the conv's GEMM
+//    microkernel (emit_gemm_microkernel.h) reading both operands in place.
 //  - Dot: A and B are both contiguous along K (Gemm transB=1 with weights [N][K], torch's
 //    Linear; MatMul by a column). Each of the MR x NR outputs is a dot product over K kept as
 //    V partial sums (vector loads of both operands, the K tail masked), reduced once at the end.
