@@ -191,7 +191,8 @@ void setRescale(QuantDesc& q, int64_t channels, bool perChannel, uint32_t seed) 
   std::mt19937 rng(seed);
   for (int64_t o = 0; o < (perChannel ? channels : 1); ++o) {
     q.multipliers.push_back(int32_t(1 << 30) + int32_t(rng() % (1 << 30)));
-    q.shifts.push_back(-int32_t(7 + rng() % 4));
+    // Every third channel anywhere in [-31, 1] (left shifts, everything shifted out).
+    q.shifts.push_back(o % 3 == 2 ? 1 - int32_t(rng() % 33) : -int32_t(7 + rng() % 4));
   }
   q.outputZeroPoint = 3;
   q.actMin = -125, q.actMax = 120;

@@ -19,6 +19,8 @@
 #include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <limits>
+
 #include "emit_quantized.h"
 #include "emitters.h"
 
@@ -70,8 +72,6 @@ class DotUnit {
     }
     return acc;
   }
-
-  llvm::Value* sum(llvm::Value* acc) { return ir_.CreateAddReduce(acc); }
 
  private:
   llvm::Value* load(unsigned binding, llvm::Value* index) {
@@ -226,17 +226,109 @@ Block startBlock(KernelBuilder& kb, DotUnit& unit, const Slots& slots, const Zer
   return block;
 }
 
-// Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel.
+// <kBlock x i32> of the scalars.
+llvm::Value* gather(KernelBuilder& kb, const std::vector<llvm::Value*>& lanes) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* v =
+      llvm::PoisonValue::get(llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(lanes.size())));
+  for (size_t i = 0; i < lanes.size(); ++i) v = ir.CreateInsertElement(v, lanes[i], uint64_t(i));
+  return v;
+}
+
+// <4 x i32> of the lane sums of four i32 vectors (4 or 8 lanes): pairwise even + odd lane
+// shuffles, so the four reductions share their steps.
+llvm::Value* sumEach(KernelBuilder& kb, const std::vector<llvm::Value*>& v) {
+  static_assert(kBlock == 4, "sumEach reduces four accumulators");
+  llvm::IRBuilder<>& ir = kb.b();
+  auto pairSums = [&](llvm::Value* a, llvm::Value* b) {
+    unsigned lanes = llvm::cast<llvm::FixedVectorType>(a->getType())->getNumElements();
+    llvm::SmallVector<int, 16> even, odd;
+    for (unsigned i = 0; i < lanes; ++i) {
+      even.push_back(int(2 * i));
+      odd.push_back(int(2 * i + 1));
+    }
+    return ir.CreateAdd(ir.CreateShuffleVector(a, b, even), ir.CreateShuffleVector(a, b, odd));
+  };
+  llvm::Value* all = pairSums(pairSums(v[0], v[1]), pairSums(v[2], v[3]));
+  if (llvm::cast<llvm::FixedVectorType>(all->getType())->getNumElements() == 4) return all;
+  // Eight lanes: each vector's two partial sums are neighbours.
+  return ir.CreateAdd(ir.CreateShuffleVector(all, {0, 2, 4, 6}),
+                      ir.CreateShuffleVector(all, {1, 3, 5, 7}));
+}
+
+// MultiplyByQuantizedMultiplier on <kBlock x i32> lanes: the scalar qMultiply's arithmetic
+// (emit_quantized_fixedpoint.cpp) lane by lane, so the four channels of a block share every
+// instruction of the rescale.
+llvm::Value* multiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
+  llvm::IRBuilder<>& ir = kb.b();
+  auto* v32 = llvm::cast<llvm::FixedVectorType>(x->getType());
+  auto* v64 = llvm::FixedVectorType::get(ir.getInt64Ty(), v32->getNumElements());
+  auto c32 = [&](int64_t value) { return llvm::ConstantInt::get(v32, uint64_t(value)); };
+  auto c64 = [&](int64_t value) { return llvm::ConstantInt::get(v64, uint64_t(value)); };
+  llvm::Value* zero = c32(0);
+  llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
+  llvm::Value* left = ir.CreateSelect(positive, shift, zero);
+  llvm::Value* right = ir.CreateSelect(positive, zero, ir.CreateNeg(shift));
+  llvm::Value* a = ir.CreateShl(x, left);
+  // SaturatingRoundingDoublingHighMul(a, m).
+  const int64_t minI32 = std::numeric_limits<int32_t>::min();
+  llvm::Value* overflow =
+      ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)));
+  llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, v64), ir.CreateSExt(m, v64));
+  llvm::Value* nudge = ir.CreateSelect(ir.CreateICmpSLT(ab, c64(0)), c64(1 - (int64_t{1} << 30)),
+                                       c64(int64_t{1} << 30));
+  llvm::Value* sum = ir.CreateAdd(ab, nudge);
+  llvm::Value* bias =
+      ir.CreateSelect(ir.CreateICmpSLT(sum, c64(0)), c64((int64_t{1} << 31) - 1), c64(0));
+  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), c64(31)), v32);
+  llvm::Value* srdhm = ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high);
+  // RoundingDivideByPOT(srdhm, right): 2^31 - 1 wraps to the right mask for right = 31.
+  llvm::Value* mask = ir.CreateSub(ir.CreateShl(c32(1), right), c32(1));
+  llvm::Value* remainder = ir.CreateAnd(srdhm, mask);
+  llvm::Value* threshold =
+      ir.CreateAdd(ir.CreateAShr(mask, c32(1)), ir.CreateZExt(ir.CreateICmpSLT(srdhm, zero), v32));
+  llvm::Value* roundUp = ir.CreateZExt(ir.CreateICmpSGT(remainder, threshold), v32);
+  return ir.CreateAdd(ir.CreateAShr(srdhm, right), roundUp);
+}
+
+// Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel: bias,
+// rescale, output zero point and clamp on the kBlock channels at once.
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
                  const std::vector<llvm::Value*>& outBase) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
+  std::vector<llvm::Value*> biases, multipliers, shifts;
+  for (llvm::Value* channel : block.channel) {
+    if (d.inputs.size() == 3) biases.push_back(qToI32(kb, kb.load(2, d.inputs[2].type, channel)));
+    multipliers.push_back(rescale.multipliers ? qTableLoad(kb, rescale.multipliers, channel)
+                                              : qConst(kb, q.multipliers[0]));
+    shifts.push_back(rescale.shifts ? qTableLoad(kb, rescale.shifts, channel)
+                                    : qConst(kb, q.shifts[0]));
+  }
+  llvm::Value* m = gather(kb, multipliers);
+  llvm::Value* s = gather(kb, shifts);
+  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(kBlock));
   for (int64_t p = 0; p < block.pixels; ++p) {
+    std::vector<llvm::Value*> vectors, scalars;
     for (int64_t j = 0; j < kBlock; ++j) {
       size_t i = size_t(p * kBlock + j);
-      llvm::Value* acc = ir.CreateAdd(unit.sum(ir.CreateLoad(unit.accType(), block.vacc[i])),
-                                      ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
-      llvm::Value* channel = block.channel[size_t(j)];
-      qStoreConvOutput(kb, rescale, acc, channel, ir.CreateAdd(outBase[size_t(p)], channel), false);
+      vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[i]));
+      scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
+    }
+    llvm::Value* acc = ir.CreateAdd(sumEach(kb, vectors), gather(kb, scalars));
+    if (!biases.empty()) acc = ir.CreateAdd(acc, gather(kb, biases));
+    llvm::Value* y = ir.CreateAdd(multiplyLanes(kb, acc, m, s),
+                                  llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
+    y = ir.CreateSelect(ir.CreateICmpSLT(y, llvm::ConstantInt::get(v32, uint64_t(q.actMin))),
+                        llvm::ConstantInt::get(v32, uint64_t(q.actMin)), y);
+    y = ir.CreateSelect(ir.CreateICmpSGT(y, llvm::ConstantInt::get(v32, uint64_t(q.actMax))),
+                        llvm::ConstantInt::get(v32, uint64_t(q.actMax)), y);
+    for (int64_t j = 0; j < kBlock; ++j) {
+      llvm::Value* value =
+          ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t(j)), kb.elemType(d.output.type));
+      kb.store(kb.outputBinding(), d.output.type,
+               ir.CreateAdd(outBase[size_t(p)], block.channel[size_t(j)]), value);
     }
   }
 }
