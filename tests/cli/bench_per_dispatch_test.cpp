@@ -123,7 +123,8 @@ TEST_F(KilnBenchPerDispatch, JsonShapeAndHandComputedFlops) {
     EXPECT_NE(entry.find("\"cost_kind\":\"" + std::string(kDigits[i].kind) + "\",\"cost\":" +
                          std::to_string(kDigits[i].cost) + ","),
               std::string::npos) << entry;
-    for (const char* key : {"\"median_us\":", "\"min_us\":", "\"share\":", "\"kernel\":"})
+    for (const char* key :
+         {"\"median_us\":", "\"min_us\":", "\"share\":", "\"kernel\":", "\"workgroups\":"})
       EXPECT_NE(entry.find(key), std::string::npos) << key << " in " << entry;
     bool flops = std::string(kDigits[i].kind) == "flops";
     EXPECT_EQ(entry.find("\"gflops\":") != std::string::npos, flops) << entry;

@@ -61,15 +61,24 @@ void lockMemory() {
                    " (the limit is `ulimit -l`)");
 }
 
-// Names and costs of a function's dispatches from the artifact's DEBUG section; empty when
-// the artifact was stripped.
-std::vector<DispatchInfo> dispatchInfos(const ArtifactSummary& artifact, uint32_t first,
-                                        uint32_t count) {
-  std::vector<DispatchInfo> infos;
-  if (artifact.debug.empty()) return infos;
-  for (uint32_t i = first; i < first + count && i < artifact.debug.size(); ++i) {
-    const ArtifactDebugEntry& d = artifact.debug[i];
-    infos.push_back({d.dispatchName, d.nodeName, d.costKind, d.cost});
+// One entry per dispatch of `function`, in index order: its workgroup count from COMMANDS,
+// its names and cost from DEBUG (left empty when the artifact was stripped).
+std::vector<DispatchInfo> dispatchInfos(const ArtifactSummary& artifact,
+                                        const ArtifactFunction& function) {
+  std::vector<DispatchInfo> infos(function.dispatchCount);
+  for (const ArtifactCommand& c : function.commands) {
+    if (c.opcode != KILN_OP_DISPATCH) continue;
+    uint32_t slot = c.dispatchIndex - function.firstDispatch;
+    if (slot >= infos.size()) continue;
+    DispatchInfo& info = infos[slot];
+    info.workgroups = static_cast<uint32_t>(c.operands[KILN_DISPATCH_WORKGROUPS]);
+    if (c.dispatchIndex < artifact.debug.size()) {
+      const ArtifactDebugEntry& d = artifact.debug[c.dispatchIndex];
+      info.name = d.dispatchName;
+      info.node = d.nodeName;
+      info.costKind = d.costKind;
+      info.cost = d.cost;
+    }
   }
   return infos;
 }
@@ -87,7 +96,7 @@ PerDispatch preparePerDispatch(const std::string& path, RuntimeSession& session,
   const ArtifactFunction& f = artifact.functions.at(function);
   PerDispatch p;
   p.profile = std::make_unique<DispatchProfile>(f.firstDispatch, f.dispatchCount);
-  p.infos = dispatchInfos(artifact, f.firstDispatch, f.dispatchCount);
+  p.infos = dispatchInfos(artifact, f);
   p.hasCosts = artifact.debugHasCosts;
   if (artifact.debug.empty())
     p.missingCosts = "'" + path + "' has no DEBUG section (compiled with --strip): FLOPs and "

@@ -85,13 +85,15 @@ std::string label(const DispatchRow& row) {
 
 std::string profileText(const ProfileReport& report) {
   std::string out;
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, "  %5s %6s %10s %10s %6s %16s %16s %6s  %s\n", "#",
-                "kernel", "median us", "min us", "share", "cost", "throughput", "%peak", "name");
+  char buffer[2048];  // a row ends with the dispatch's source nodes: can be long
+  std::snprintf(buffer, sizeof buffer, "  %5s %6s %4s %10s %10s %6s %16s %16s %6s  %s\n", "#",
+                "kernel", "wg", "median us", "min us", "share", "cost", "throughput", "%peak",
+                "name");
   out += buffer;
   for (const DispatchRow& row : report.rows) {
-    std::snprintf(buffer, sizeof buffer, "  %5u %6u %10.2f %10.2f %5.1f%% %16s %16s %6s  %s\n",
-                  row.index, row.kernel, row.medianUs, row.minUs, 100.0 * row.share,
+    std::snprintf(buffer, sizeof buffer,
+                  "  %5u %6u %4u %10.2f %10.2f %5.1f%% %16s %16s %6s  %s\n", row.index,
+                  row.kernel, row.info.workgroups, row.medianUs, row.minUs, 100.0 * row.share,
                   costText(row.info.costKind, row.info.cost).c_str(), throughputText(row).c_str(),
                   peakText(row).c_str(), label(row).c_str());
     out += buffer;
@@ -127,6 +129,7 @@ void writeProfileJson(JsonWriter& j, const ProfileReport& report) {
     j.beginObject();
     j.field("index", row.index);
     j.field("kernel", row.kernel);
+    if (row.info.workgroups) j.field("workgroups", row.info.workgroups);
     if (!row.info.name.empty()) {
       j.field("name", row.info.name);
       j.field("node", row.info.node);

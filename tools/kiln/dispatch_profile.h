@@ -25,6 +25,7 @@ struct DispatchInfo {
   std::string node;  // "/conv1/Conv (Conv), /relu/Relu (Relu)"
   kiln_cost_kind costKind = KILN_COST_NONE;
   uint64_t cost = 0;
+  uint32_t workgroups = 0;  // from COMMANDS (0: unknown)
 };
 
 class DispatchProfile {

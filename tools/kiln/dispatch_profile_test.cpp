@@ -35,7 +35,7 @@ DispatchProfile threeCalls() {
 TEST(DispatchProfile, MediansSharesAndThroughput) {
   DispatchProfile p = threeCalls();
   EXPECT_EQ(p.calls(), 3u);
-  std::vector<DispatchInfo> infos = {{"Conv+Relu", "c1 (Conv)", KILN_COST_FLOPS, 4000000},
+  std::vector<DispatchInfo> infos = {{"Conv+Relu", "c1 (Conv)", KILN_COST_FLOPS, 4000000, 8},
                                      {"MaxPool", "p (MaxPool)", KILN_COST_ELEMENTS, 8000},
                                      {"Transpose", "t (Transpose)", KILN_COST_NONE, 0}};
   ProfileReport r = buildProfileReport(p, infos, true, 100.0);
@@ -58,6 +58,8 @@ TEST(DispatchProfile, MediansSharesAndThroughput) {
 
   std::string text = profileText(r);
   EXPECT_NE(text.find("4.00 MFLOP"), std::string::npos) << text;
+  EXPECT_NE(text.find("      3     10    8       2.00       1.00  30.8%"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("2000.00 GFLOP/s"), std::string::npos) << text;
   EXPECT_NE(text.find("Conv+Relu  <- c1 (Conv)"), std::string::npos) << text;
   EXPECT_NE(text.find("top 3 by time:\n    1. #4 "), std::string::npos) << text;
@@ -67,6 +69,8 @@ TEST(DispatchProfile, MediansSharesAndThroughput) {
   writeProfileJson(j, r);
   j.endObject();
   EXPECT_NE(j.text().find("\"top\":[4,3,5]"), std::string::npos) << j.text();
+  EXPECT_NE(j.text().find("{\"index\":3,\"kernel\":10,\"workgroups\":8,\"name\":"),
+            std::string::npos) << j.text();
   EXPECT_NE(j.text().find("\"cost_kind\":\"flops\",\"cost\":4000000,"), std::string::npos)
       << j.text();
 }
