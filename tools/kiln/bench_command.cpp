@@ -182,13 +182,17 @@ int runBench(const ParsedArgs& args) {
   // the next call needs (a p99 outlier). With --seconds, from the warm-up's time per call.
   std::vector<double> samples;
   double warmPerCallUs = microsecondsSince(warmStart) / double(std::max<int64_t>(warmed, 1));
-  size_t expectedCalls = iterations > 0
-                             ? size_t(iterations)
-                             : size_t(1.5 * seconds * 1e6 / std::max(warmPerCallUs, 1.0)) + 16;
+  // (At most 4 M samples, 32 MB, up front; a longer run grows the vectors as it goes.)
+  size_t expectedCalls = std::min<size_t>(
+      iterations > 0 ? size_t(iterations)
+                     : size_t(1.5 * seconds * 1e6 / std::max(warmPerCallUs, 1.0)) + 16,
+      size_t{1} << 22);
   // assign + clear: the pages are touched now, not by a page fault between two timed calls.
   samples.assign(expectedCalls, 0.0);
   samples.clear();
-  if (per.profile) per.profile->reserveCalls(expectedCalls);
+  if (per.profile)  // at most 16 M samples over all dispatches (128 MB)
+    per.profile->reserveCalls(
+        std::min<size_t>(expectedCalls, (size_t{1} << 24) / std::max(per.profile->count(), 1u)));
   bool preemption = args.flag("preemption");
   std::vector<double> unpreempted;  // --preemption: the calls the scheduler left alone
   if (preemption) {
