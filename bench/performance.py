@@ -10,7 +10,8 @@ core (bench/fma_peak_bench.cpp, best of a few repetitions); bench/compare.py on 
 mobilenet_v2, resnet18 and squeezenet1_1 at 1 and 2 threads with R interleaved kiln/ORT rounds
 (medians of the per-round p50 and p99); `kiln bench --per-dispatch --peak-gflops=PEAK` on
 ResNet-18 at 1 thread for its 3x3 convolutions (kernel size read from the ONNX file by
-bench/onnx_nodes.py); and the MNIST CNN's jitter with and without `--pin` / `--lock-memory`.
+bench/onnx_nodes.py); the three slowest dispatches of each model; and the MNIST CNN's jitter
+with and without `--pin` / `--lock-memory` (`--preemption` separating preempted calls).
 Every figure in the document comes from this run; nothing is typed in by hand.
 """
 import argparse
@@ -103,6 +104,51 @@ def resnetConvs(args, peak):
     return report, rows
 
 
+def slowestDispatches(args, peak):
+    """Per model at 1 thread: the top dispatches by time (--per-dispatch, thread CPU time)."""
+    result = {}
+    for name in MODELS:
+        artifact = os.path.join(args.work, name + ".kiln")
+        if not os.path.exists(artifact):
+            continue
+        try:
+            report = kilnBench(args, artifact, os.path.join(args.models_dir, name, "input.npy"),
+                               ["--per-dispatch", f"--peak-gflops={peak:.1f}", "--threads=1",
+                                "--clock=thread-cpu", f"--seconds={args.seconds}"])
+        except (SystemExit, Exception) as e:  # noqa: BLE001
+            result[name] = {"error": str(e).strip().splitlines()[-1]}
+            continue
+        rows = {d["index"]: d for d in report["dispatches"]}
+        result[name] = {"sum_us": report["dispatch_sum_us"], "count": len(rows),
+                        "top": [rows[i] for i in report["top"][:3]]}
+    return result
+
+
+def writeSlowest(L, slowest):
+    L.append("## Where the time goes (1 thread)\n")
+    L.append("The three slowest dispatches of each model (`kiln bench --per-dispatch "
+             "--clock=thread-cpu`; share of the sum of all dispatch medians):\n")
+    L.append("| model | dispatch | kind | share | median | cost | throughput | % of peak |")
+    L.append("|---|---|---|--:|--:|--:|--:|--:|")
+    for name, s in slowest.items():
+        if "error" in s:
+            L.append(f"| {name} | not measured: {s['error']} | | | | | | |")
+            continue
+        for d in s["top"]:
+            node = d.get("node", "").split(", ")[0].rsplit(" (", 1)[0]  # the root's node
+            cost = d.get("cost", 0)
+            unit = {"flops": "MFLOP", "int_ops": "Mop", "elements": "M elements"}.get(
+                d.get("cost_kind"), "")
+            through = d.get("throughput_g_per_s")
+            L.append(f"| {name} | #{d['index']} `{node}` | {d.get('name', '?')} | "
+                     f"{100 * d['share']:.1f} % | {us(d['median_us'])} | "
+                     + (f"{cost / 1e6:.2f} {unit}" if unit else "-") + " | "
+                     + (f"{through:.1f} G/s" if through is not None else "-") + " | "
+                     + (f"{d['percent_of_peak']:.1f} %" if "percent_of_peak" in d else "-")
+                     + " |")
+    L.append("")
+
+
 def jitterStudy(args):
     """mnist_cnn at 1 thread: plain, --pin, --pin + --lock-memory; interleaved rounds."""
     folder = os.path.join(args.models_dir, "mnist_cnn")
@@ -136,7 +182,7 @@ def us(value):
     return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
 
 
-def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter):
+def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, slowest):
     rows = {r["model"]: r for r in compare["models"]}
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = sh(["git", "-C", ROOT, "log", "-1", "--format=%h"], check=False).stdout.strip()
@@ -228,6 +274,7 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter):
     L.append("")
     L.append("## ResNet-18's 3x3 convolutions at 1 thread\n")
     writeResnetTable(L, peak, resnet, convs)
+    writeSlowest(L, slowest)
     writeJitterTable(L, args, jitter)
     L.append("## compare.py's own output\n")
     L.append("```\n" + compare_text.strip() + "\n```")
@@ -322,15 +369,17 @@ def main():
         resnet, convs = resnetConvs(args, peak["best"])
     except (SystemExit, Exception) as e:  # noqa: BLE001
         resnet, convs = {"error": str(e).strip().splitlines()[-1]}, []
+    print("performance: the slowest dispatches ...", file=sys.stderr, flush=True)
+    slowest = slowestDispatches(args, peak["best"])
     print("performance: MNIST CNN jitter ...", file=sys.stderr, flush=True)
     try:
         jitter = jitterStudy(args)
     except (SystemExit, Exception) as e:  # noqa: BLE001
         jitter = {"error": str(e).strip().splitlines()[-1]}
-    writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter)
+    writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, slowest)
     with open(os.path.join(args.work, "performance.json"), "w") as f:
         json.dump({"machine": m, "peak": peak, "compare": compare, "resnet18": resnet,
-                   "jitter": jitter}, f, indent=1)
+                   "jitter": jitter, "slowest": slowest}, f, indent=1)
     print(f"performance: wrote {args.output}", file=sys.stderr)
     return 0
 
