@@ -244,6 +244,20 @@ TEST_F(KilnBenchPerDispatch, DumpShowsFlops) {
   EXPECT_NE(j.out.find("\"cost_kind\":\"flops\",\"cost\":147456"), std::string::npos) << j.out;
 }
 
+// The runtime validates the DEBUG section with the cost table (entries at 32, not 16) and
+// still finds the names where the entries are: `kiln run --trace` labels through
+// kiln_module_dispatch_debug.
+TEST_F(KilnBenchPerDispatch, RuntimeReadsNamesNextToTheCostTable) {
+  CliResult r = runKiln({"run", path("digits.kiln"),
+                         "--input=1x1x8x8xf32=@" + example("digit_0.npy"),
+                         "--expected_output=@" + example("digit_0_logits.npy"),
+                         "--tolerance=1e-4,1e-4", "--trace"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (const Expected& e : kDigits)
+    EXPECT_NE(r.err.find(std::string(e.name) + " <- " + e.node), std::string::npos)
+        << e.node << "\n" << r.err;
+}
+
 // The runtime's standard test artifact is written without the cost table (as by an older
 // compiler): names but no FLOPs.
 TEST(KilnBenchPerDispatchOld, ArtifactWithoutCostTable) {
