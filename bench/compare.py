@@ -123,7 +123,11 @@ def benchInterleaved(args, artifact, ort, input_npy, threads):
                 timing[who + "_error"] = lastLine(result.stderr)
                 continue
             stats = json.loads(lastLine(result.stdout))
-            rounds[who].append({"p50_us": stats["p50_us"], "p99_us": stats["p99_us"]})
+            figures = {"p50_us": stats["p50_us"], "p99_us": stats["p99_us"]}
+            if "unpreempted_jitter" in stats:  # kiln bench --preemption
+                figures["unpreempted_jitter"] = stats["unpreempted_jitter"]
+                figures["preempted_share"] = stats["preempted_calls"] / stats["iterations"]
+            rounds[who].append(figures)
     for who, figures in rounds.items():
         if not figures:
             continue
@@ -131,6 +135,11 @@ def benchInterleaved(args, artifact, ort, input_npy, threads):
         timing[who + "_p50_us"] = statistics.median(f["p50_us"] for f in figures)
         timing[who + "_p99_us"] = statistics.median(f["p99_us"] for f in figures)
         timing[who + "_jitter"] = statistics.median(f["p99_us"] / f["p50_us"] for f in figures)
+        if all("unpreempted_jitter" in f for f in figures):
+            timing[who + "_unpreempted_jitter"] = statistics.median(
+                f["unpreempted_jitter"] for f in figures)
+            timing[who + "_preempted_share"] = statistics.median(
+                f["preempted_share"] for f in figures)
     return timing
 
 

@@ -228,8 +228,8 @@ int runBench(const ParsedArgs& args) {
     j.field("iterations", uint64_t{stats.count});
     if (pin >= 0) j.field("pinned_cpu", pin);
     printStatsJson(j, stats);
-    if (preemption) {
-      j.field("preempted_calls", uint64_t{preempted});
+    if (preemption) j.field("preempted_calls", uint64_t{preempted});
+    if (!unpreempted.empty()) {  // none when every call was preempted (long calls, busy CPU)
       j.field("unpreempted_p50_us", calm.p50);
       j.field("unpreempted_p99_us", calm.p99);
       j.field("unpreempted_jitter", calm.jitter());
@@ -253,11 +253,13 @@ int runBench(const ParsedArgs& args) {
       report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99, stats.max,
       stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
-  if (preemption)
+  if (preemption && !unpreempted.empty())
     std::printf("  preempted calls: %zu of %zu (%.1f%%); the others: p50 %.1f us   p99 %.1f us   "
                 "jitter %.2f\n",
                 preempted, samples.size(), 100.0 * double(preempted) / double(samples.size()),
                 calm.p50, calm.p99, calm.jitter());
+  else if (preemption)
+    std::printf("  preempted calls: all %zu\n", samples.size());
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
     if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
