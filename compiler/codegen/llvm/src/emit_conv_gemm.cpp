@@ -27,8 +27,9 @@
 namespace kiln::codegen::detail {
 namespace {
 
-constexpr int64_t kBlockK = 256;   // rows of B per K block (x NR floats: 16 KB for NR = 16)
-constexpr int64_t kMinItems = 16;  // OC panels are split into groups until there are this many
+constexpr int64_t kPanelFloats = 49152;  // a group's B panels: 192 KB (L2) at most
+constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
+constexpr int64_t kMinItems = 8;         // OC panels are split into groups until this many items
 
 }  // namespace
 
@@ -56,20 +57,30 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const unsigned out = kb.outputBinding();
   const bool direct =
       KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 && OH == H && OW == W;
-  const bool rowAligned = !direct && OW >= NR;
+  // Flattened tiles waste no lanes at row ends and read contiguously when stride 1 keeps the
+  // width; other convolutions with rows of a tile or more use row tiles (contiguous or
+  // strided reads instead of gathers).
+  const bool sameWidth = sh == 1 && sw == 1 && W == OW;
+  const bool rowAligned = !direct && !sameWidth && OW >= NR;
 
-  // Pixel items: one output row of tiles, or one flattened tile.
+  // Pixel tiles of NR pixels: along each output row (the row's last tile narrower) or over
+  // the flattened map. A group of tiles (one row, or up to kGroupTiles flattened tiles)
+  // shares every block of A: each weights panel block is loaded once per group.
   const int64_t span = rowAligned ? OW : OHW;
   const int64_t fullTiles = span / NR, tailWidth = span % NR;
-  const int64_t pixelItems = rowAligned ? OH : fullTiles + (tailWidth > 0);
+  const int64_t spanTiles = fullTiles + (tailWidth > 0);
+  const int64_t pixelGroups = rowAligned ? OH : (spanTiles + kGroupTiles - 1) / kGroupTiles;
+  const int64_t groupTiles = rowAligned ? spanTiles : (spanTiles + pixelGroups - 1) / pixelGroups;
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
-  int64_t groups =
-      std::clamp<int64_t>((kMinItems + N * pixelItems - 1) / (N * pixelItems), 1, panels);
-  const int64_t panelsPerGroup = (panels + groups - 1) / groups;
-  groups = (panels + panelsPerGroup - 1) / panelsPerGroup;
-  const int64_t items = N * groups * pixelItems;
-  // K blocks of whole channels (all taps of a channel in one block).
-  const int64_t blocks = direct ? 1 : (K + kBlockK - 1) / kBlockK;
+  int64_t ocGroups =
+      std::clamp<int64_t>((kMinItems + N * pixelGroups - 1) / (N * pixelGroups), 1, panels);
+  const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;
+  ocGroups = (panels + panelsPerGroup - 1) / panelsPerGroup;
+  const int64_t items = N * ocGroups * pixelGroups;
+  // K blocks of whole channels (all taps of a channel in one block), sized so that the
+  // group's B panels fit kPanelFloats.
+  const int64_t blockK = std::max(taps, kPanelFloats / (groupTiles * NR));
+  const int64_t blocks = direct ? 1 : (K + blockK - 1) / blockK;
   // Channels per block: a divisor of C not much smaller than the even split if there is one
   // (no separately emitted last block), else the even split rounded up.
   int64_t blockC = (C + blocks - 1) / blocks;
@@ -80,6 +91,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     }
   }
   const int64_t fullBlocks = C / blockC, lastC = C % blockC;
+  const int64_t tileFloats = blockC * taps * NR;  // one tile's B panel
   // K steps per microkernel loop iteration: a channel's taps when that is a few (no
   // remainder), else 4.
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
@@ -94,7 +106,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   llvm::Value* bPanel = nullptr;
   if (!direct) {
     auto* panel = llvm::cast<llvm::AllocaInst>(
-        kb.local(llvm::ArrayType::get(floatTy, uint64_t(blockC * taps * NR)), "im2col"));
+        kb.local(llvm::ArrayType::get(floatTy, uint64_t(groupTiles * tileFloats)), "im2col"));
     panel->setAlignment(llvm::Align(64));
     bPanel = panel;
   }
@@ -115,97 +127,156 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         return v;
     }
   };
+  // Lanes inside a tile of `width` pixels, for vector v if the tile ends inside it.
+  auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
+    if ((v + 1) * L <= width) return nullptr;
+    std::vector<llvm::Constant*> on;
+    for (int64_t j = 0; j < int64_t(L); ++j) on.push_back(b.getInt1(v * L + j < width));
+    return llvm::ConstantVector::get(on);
+  };
+  auto loadVec = [&](unsigned binding, llvm::Value* at, llvm::Value* mask) -> llvm::Value* {
+    if (!mask) return kb.loadVector(binding, at, L);
+    return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
+                              llvm::Constant::getNullValue(vecTy));
+  };
+  // How a tap's lanes are read: one masked vector load where consecutive lanes are
+  // consecutive inputs (a row-aligned tile with stride 1, or any tile when stride 1 keeps
+  // the width, W == OW, so that input offset = pixel + constant); for a row-aligned tile
+  // with stride 2..4 one masked load of stride x lanes and a shuffle; else a gather.
+  enum class Read { Contiguous, Strided, Gather };
+  const Read read = (rowAligned && sw == 1) || sameWidth ? Read::Contiguous
+                    : rowAligned && sw <= 4              ? Read::Strided
+                                                         : Read::Gather;
+  const int64_t step = read == Read::Strided ? sw : 1;  // input columns per lane
+  auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * step));
+  std::vector<int> pick, spread;  // every step-th lane; each mask lane step times
+  for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
+  for (int64_t j = 0; j < int64_t(L * step); ++j) spread.push_back(int(j / step));
+  std::vector<llvm::Constant*> firstOfStep;
+  for (int64_t j = 0; j < int64_t(L * step); ++j) firstOfStep.push_back(b.getInt1(j % step == 0));
+  llvm::Value* everyStep = llvm::ConstantVector::get(firstOfStep);
 
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
-    std::vector<llvm::Value*> co = kb.decompose(item, {N, groups, pixelItems});
-    llvm::Value *n = co[0], *group = co[1], *pixelItem = co[2];
-    llvm::Value* panelLo = b.CreateMul(group, kb.index(panelsPerGroup));
+    std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, pixelGroups});
+    llvm::Value *n = co[0], *ocGroup = co[1], *pixelGroup = co[2];
+    llvm::Value* panelLo = b.CreateMul(ocGroup, kb.index(panelsPerGroup));
     llvm::Value* panelHi =
         kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
+    // This group's tiles: `groupFull` full tiles from flat pixel groupStart, then the tail
+    // tile (tailWidth pixels) if hasTail.
+    llvm::Value *groupStart, *groupFull, *hasTail;
+    if (rowAligned) {
+      groupStart = b.CreateMul(pixelGroup, kb.index(OW));
+      groupFull = kb.index(fullTiles);
+      hasTail = b.getInt1(tailWidth > 0);
+    } else {
+      llvm::Value* firstTile = b.CreateMul(pixelGroup, kb.index(groupTiles));
+      groupStart = b.CreateMul(firstTile, kb.index(NR));
+      groupFull = kb.minValue(kb.index(groupTiles), b.CreateSub(kb.index(fullTiles), firstTile));
+      hasTail = b.CreateAnd(b.getInt1(tailWidth > 0),
+                            b.CreateICmpEQ(pixelGroup, kb.index(pixelGroups - 1)));
+    }
+    llvm::Value* tailStart = b.CreateAdd(groupStart, b.CreateMul(groupFull, kb.index(NR)));
+    // Calls tile(t, p0, width) for every tile t of the group (a loop over the full ones).
+    auto forTiles = [&](const std::function<void(llvm::Value*, llvm::Value*, int64_t)>& tile) {
+      kb.forRange(kb.index(0), groupFull, [&](llvm::Value* t) {
+        tile(t, b.CreateAdd(groupStart, b.CreateMul(t, kb.index(NR))), NR);
+      });
+      if (tailWidth > 0) kb.ifThen(hasTail, [&] { tile(groupFull, tailStart, tailWidth); });
+    };
 
-    // One pixel tile: `width` pixels from flat output pixel p0.
-    auto pixelTile = [&](llvm::Value* p0, int64_t width) {
-      const int64_t nv = (width + L - 1) / L;
-      // Lanes inside the tile, for the last vector if the tile ends inside it.
-      auto laneMask = [&](int64_t v) -> llvm::Value* {
-        if ((v + 1) * L <= width) return nullptr;
-        std::vector<llvm::Constant*> on;
-        for (int64_t j = 0; j < int64_t(L); ++j) on.push_back(b.getInt1(v * L + j < width));
-        return llvm::ConstantVector::get(on);
-      };
-      auto loadVec = [&](unsigned binding, llvm::Value* at, llvm::Value* mask) -> llvm::Value* {
-        if (!mask) return kb.loadVector(binding, at, L);
-        return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
-                                  llvm::Constant::getNullValue(vecTy));
-      };
-
-      // The panels of this item over K range [k0, k0 + kCount) with B given by loadB.
-      auto runPanels = [&](llvm::Value* k0, int64_t kCount, const LoadB& loadB, llvm::Value* first,
+    // The microkernel for one tile of `rows` output channels from panel `panel` over K range
+    // [k0, k0 + kCount), B given by loadB: the tile starts from the bias (first) or the
+    // partial sums in the output, and gets the epilogue if `last`.
+    auto tileProduct = [&](llvm::Value* panel, int64_t rows, llvm::Value* p0, int64_t width,
+                           llvm::Value* k0, int64_t kCount, const LoadB& loadB, llvm::Value* first,
                            llvm::Value* last) {
-        auto panelTile = [&](llvm::Value* panel, int64_t rows) {
-          llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
-          MicroTile tile{rows, nv, L};
-          std::vector<llvm::Value*> outRow(static_cast<size_t>(rows));
-          for (int64_t m = 0; m < rows; ++m) {
-            llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
-            outRow[m] = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
-            llvm::Value* start =
-                hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : splatF(0.0f);
-            for (int64_t v = 0; v < nv; ++v) {
-              llvm::Value* at = b.CreateAdd(b.CreateAdd(outRow[m], p0), kb.index(v * L));
-              llvm::Value* partial = first == b.getTrue() ? nullptr : loadVec(out, at, laneMask(v));
-              b.CreateStore(partial ? b.CreateSelect(first, start, partial) : start, acc[m][v]);
-            }
-          }
-          llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
-                                                     b.CreateMul(k0, kb.index(rows)))
-                                       : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
-          LoadA loadA = [&](llvm::Value* k, int64_t m) {
-            llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(rows)), kb.index(m))
-                                      : b.CreateAdd(k, kb.index(m * K));
-            return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
-          };
-          emitMicrokernel(kb, tile, acc, kCount, unroll, loadA, loadB);
-          for (int64_t m = 0; m < rows; ++m) {
-            FusedEpilogue::Row row;
-            if (chain && last != b.getFalse()) row = epilogue.row(outRow[m]);
-            for (int64_t v = 0; v < nv; ++v) {
-              llvm::Value* column = b.CreateAdd(p0, kb.index(v * L));
-              llvm::Value* at = b.CreateAdd(outRow[m], column);
-              llvm::Value* value = b.CreateLoad(vecTy, acc[m][v]);
-              llvm::Value* mask = laneMask(v);
-              if (last != b.getFalse()) {
-                llvm::Value* done = activate(value);
-                if (chain) done = epilogue.applyVector(done, row, column, mask);
-                value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
-              }
-              if (mask) {
-                b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4), mask);
-              } else {
-                kb.storeVector(out, at, value);
-              }
-            }
-          }
-        };
-        kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelTile(panel, MR); });
-        if (remRows > 0) kb.ifThen(hasRemainder, [&] { panelTile(kb.index(fullPanels), remRows); });
-      };
-
-      if (direct) {
-        // B row k is input channel k: consecutive pixels, rows H*W apart.
-        LoadB loadB = [&](llvm::Value* k, int64_t v) {
-          llvm::Value* at = b.CreateAdd(b.CreateAdd(xImage, b.CreateMul(k, kb.index(HW))),
-                                        b.CreateAdd(p0, kb.index(v * L)));
-          return loadVec(0, at, laneMask(v));
-        };
-        runPanels(kb.index(0), K, loadB, b.getTrue(), b.getTrue());
-        return;
+      const int64_t nv = (width + L - 1) / L;
+      llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
+      std::vector<llvm::Value*> outRow(static_cast<size_t>(rows));
+      for (int64_t m = 0; m < rows; ++m) {
+        llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
+        outRow[m] = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
+        llvm::Value* start =
+            hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : splatF(0.0f);
+        for (int64_t v = 0; v < nv; ++v) {
+          llvm::Value* at = b.CreateAdd(b.CreateAdd(outRow[m], p0), kb.index(v * L));
+          llvm::Value* partial =
+              first == b.getTrue() ? nullptr : loadVec(out, at, laneMask(width, v));
+          b.CreateStore(partial ? b.CreateSelect(first, start, partial) : start, acc[m][v]);
+        }
       }
+      llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
+                                                 b.CreateMul(k0, kb.index(rows)))
+                                   : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
+      LoadA loadA = [&](llvm::Value* k, int64_t m) {
+        llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(rows)), kb.index(m))
+                                  : b.CreateAdd(k, kb.index(m * K));
+        return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
+      };
+      emitMicrokernel(kb, {rows, nv, L}, acc, kCount, unroll, loadA, loadB);
+      for (int64_t m = 0; m < rows; ++m) {
+        FusedEpilogue::Row row;
+        if (chain && last != b.getFalse()) row = epilogue.row(outRow[m]);
+        for (int64_t v = 0; v < nv; ++v) {
+          llvm::Value* column = b.CreateAdd(p0, kb.index(v * L));
+          llvm::Value* at = b.CreateAdd(outRow[m], column);
+          llvm::Value* value = b.CreateLoad(vecTy, acc[m][v]);
+          llvm::Value* mask = laneMask(width, v);
+          if (last != b.getFalse()) {
+            llvm::Value* done = activate(value);
+            if (chain) done = epilogue.applyVector(done, row, column, mask);
+            value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
+          }
+          if (mask) {
+            b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4), mask);
+          } else {
+            kb.storeVector(out, at, value);
+          }
+        }
+      }
+    };
+    // Every panel of the item times every tile of the group, over one K range; bAt(t, width)
+    // gives tile t's B.
+    auto panelsTimesTiles =
+        [&](llvm::Value* k0, int64_t kCount,
+            const std::function<LoadB(llvm::Value*, llvm::Value*, int64_t)>& bOf,
+            llvm::Value* first, llvm::Value* last) {
+          auto panelRow = [&](llvm::Value* panel, int64_t rows) {
+            forTiles([&](llvm::Value* t, llvm::Value* p0, int64_t width) {
+              tileProduct(panel, rows, p0, width, k0, kCount, bOf(t, p0, width), first, last);
+            });
+          };
+          kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelRow(panel, MR); });
+          if (remRows > 0)
+            kb.ifThen(hasRemainder, [&] { panelRow(kb.index(fullPanels), remRows); });
+        };
 
+    if (direct) {
+      // B row k is input channel k: consecutive pixels, rows H*W apart.
+      panelsTimesTiles(
+          kb.index(0), K,
+          [&](llvm::Value*, llvm::Value* p0, int64_t width) -> LoadB {
+            return [&, p0, width](llvm::Value* k, int64_t v) {
+              llvm::Value* at = b.CreateAdd(b.CreateAdd(xImage, b.CreateMul(k, kb.index(HW))),
+                                            b.CreateAdd(p0, kb.index(v * L)));
+              return loadVec(0, at, laneMask(width, v));
+            };
+          },
+          b.getTrue(), b.getTrue());
+      return;
+    }
+
+    // Packs channels [c0, c0 + count) of tile t (width pixels from p0) into its B panel:
+    // row (channel, tap) holds the tap's input for each of the tile's pixels (0: padding).
+    auto packTile = [&](llvm::Value* c0, int64_t count, llvm::Value* t, llvm::Value* p0,
+                        int64_t width) {
+      const int64_t nv = (width + L - 1) / L;
+      llvm::Value* tileBase = b.CreateMul(t, kb.index(tileFloats));
       // Per-lane input coordinates of the tile's pixels (tap (0, 0)), as i32 vectors.
       std::vector<llvm::Value*> ihBase(nv), iwBase(nv), inTile(nv);
       llvm::Value* p0i = b.CreateVectorSplat(L, b.CreateTrunc(p0, i32));
@@ -217,130 +288,102 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         llvm::Value* ow = b.CreateSub(p, b.CreateMul(oh, splatI32(OW)));
         ihBase[v] = b.CreateSub(b.CreateMul(oh, splatI32(sh)), splatI32(padTop));
         iwBase[v] = b.CreateSub(b.CreateMul(ow, splatI32(sw)), splatI32(padLeft));
-        llvm::Value* mask = laneMask(v);
+        llvm::Value* mask = laneMask(width, v);
         inTile[v] =
             mask ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), L));
       }
-      // How a tap's lanes are read: one masked vector load where consecutive lanes are
-      // consecutive inputs (a row-aligned tile with stride 1, or any tile when stride 1 keeps
-      // the width, W == OW, so that input offset = pixel + constant); for a row-aligned tile
-      // with stride 2..4 one masked load of stride x lanes and a shuffle; else a gather.
-      enum class Read { Contiguous, Strided, Gather };
-      const Read read = (rowAligned && sw == 1) || (sh == 1 && sw == 1 && W == OW)
-                            ? Read::Contiguous
-                        : rowAligned && sw <= 4 ? Read::Strided
-                                                : Read::Gather;
-      const int64_t step = read == Read::Strided ? sw : 1;  // input columns per lane
-      auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * step));
-      std::vector<int> pick, spread;  // every step-th lane; each mask lane step times
-      for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
-      for (int64_t j = 0; j < int64_t(L * step); ++j) spread.push_back(int(j / step));
-      std::vector<llvm::Constant*> firstOfStep;
-      for (int64_t j = 0; j < int64_t(L * step); ++j)
-        firstOfStep.push_back(b.getInt1(j % step == 0));
-      llvm::Value* everyStep = llvm::ConstantVector::get(firstOfStep);
       llvm::Value* oh0 = rowAligned ? b.CreateUDiv(p0, kb.index(OW)) : nullptr;
       llvm::Value* ow0 = rowAligned ? b.CreateSub(p0, b.CreateMul(oh0, kb.index(OW))) : nullptr;
-
-      // One K block: channels [c0, c0 + count) packed into the panel, then the microkernels.
-      auto block = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t tap = kh * KW + kw;
-            std::vector<llvm::Value*> mask(nv), offset(nv);
-            for (int64_t v = 0; v < nv; ++v) {
-              llvm::Value* ih = b.CreateAdd(ihBase[v], splatI32(kh * dh));
-              llvm::Value* iw = b.CreateAdd(iwBase[v], splatI32(kw * dw));
-              llvm::Value* inside = b.CreateAnd(
-                  b.CreateAnd(b.CreateICmpSGE(ih, splatI32(0)), b.CreateICmpSLT(ih, splatI32(H))),
-                  b.CreateAnd(b.CreateICmpSGE(iw, splatI32(0)), b.CreateICmpSLT(iw, splatI32(W))));
-              mask[v] = b.CreateAnd(inside, inTile[v]);
-              offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(W)), iw);
-            }
-            // Input offset (inside the channel) of the tile's first lane for this tap.
-            llvm::Value* rowOffset = nullptr;
-            if (read != Read::Gather && rowAligned) {
-              llvm::Value* ih =
-                  b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
-              llvm::Value* iw =
-                  b.CreateAdd(b.CreateMul(ow0, kb.index(sw)), kb.index(kw * dw - padLeft));
-              rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw);
-            } else if (read == Read::Contiguous) {
-              rowOffset = b.CreateAdd(p0, kb.index((kh * dh - padTop) * W + kw * dw - padLeft));
-            }
-            std::vector<llvm::Value*> wideMask(nv);
-            for (int64_t v = 0; v < nv && read == Read::Strided; ++v)
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t tap = kh * KW + kw;
+          std::vector<llvm::Value*> mask(nv), offset(nv), wideMask(nv);
+          for (int64_t v = 0; v < nv; ++v) {
+            llvm::Value* ih = b.CreateAdd(ihBase[v], splatI32(kh * dh));
+            llvm::Value* iw = b.CreateAdd(iwBase[v], splatI32(kw * dw));
+            llvm::Value* inside = b.CreateAnd(
+                b.CreateAnd(b.CreateICmpSGE(ih, splatI32(0)), b.CreateICmpSLT(ih, splatI32(H))),
+                b.CreateAnd(b.CreateICmpSGE(iw, splatI32(0)), b.CreateICmpSLT(iw, splatI32(W))));
+            mask[v] = b.CreateAnd(inside, inTile[v]);
+            offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(W)), iw);
+            if (read == Read::Strided)
               wideMask[v] = b.CreateAnd(b.CreateShuffleVector(mask[v], spread), everyStep);
-            kb.forRange(
-                kb.index(0), kb.index(count),
-                [&](llvm::Value* cl) {
-                  llvm::Value* channel =
-                      b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
-                  llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
-                  for (int64_t v = 0; v < nv; ++v) {
-                    llvm::Value* value;
-                    if (read == Read::Contiguous) {
-                      llvm::Value* at =
-                          b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
-                      value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
-                                                 mask[v], llvm::Constant::getNullValue(vecTy));
-                    } else if (read == Read::Strided) {
-                      llvm::Value* at =
-                          b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
-                      value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
-                                                 wideMask[v], llvm::Constant::getNullValue(wideTy));
-                      value = b.CreateShuffleVector(value, pick);
-                    } else {
-                      llvm::Value* base = kb.elementAddress(0, channel);
-                      llvm::Value* pointers = b.CreateGEP(floatTy, base, offset[v]);
-                      value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
-                                                   llvm::Constant::getNullValue(vecTy));
-                    }
-                    llvm::Value* slot =
-                        b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L));
-                    b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot),
-                                         llvm::Align(32));
-                  }
-                },
-                /*unroll=*/false);
           }
+          // Input offset (inside the channel) of the tile's first lane for this tap.
+          llvm::Value* rowOffset = nullptr;
+          if (read != Read::Gather && rowAligned) {
+            llvm::Value* ih =
+                b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
+            llvm::Value* iw =
+                b.CreateAdd(b.CreateMul(ow0, kb.index(sw)), kb.index(kw * dw - padLeft));
+            rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw);
+          } else if (read == Read::Contiguous) {
+            rowOffset = b.CreateAdd(p0, kb.index((kh * dh - padTop) * W + kw * dw - padLeft));
+          }
+          kb.forRange(
+              kb.index(0), kb.index(count),
+              [&](llvm::Value* cl) {
+                llvm::Value* channel =
+                    b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
+                llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
+                for (int64_t v = 0; v < nv; ++v) {
+                  llvm::Value* value;
+                  if (read == Read::Contiguous) {
+                    llvm::Value* at = b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
+                    value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
+                                               mask[v], llvm::Constant::getNullValue(vecTy));
+                  } else if (read == Read::Strided) {
+                    llvm::Value* at =
+                        b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
+                    value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
+                                               wideMask[v], llvm::Constant::getNullValue(wideTy));
+                    value = b.CreateShuffleVector(value, pick);
+                  } else {
+                    llvm::Value* pointers =
+                        b.CreateGEP(floatTy, kb.elementAddress(0, channel), offset[v]);
+                    value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
+                                                 llvm::Constant::getNullValue(vecTy));
+                  }
+                  llvm::Value* slot = b.CreateAdd(
+                      tileBase, b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L)));
+                  b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
+                }
+              },
+              /*unroll=*/false);
         }
-        LoadB loadB = [&](llvm::Value* k, int64_t v) {
-          llvm::Value* slot = b.CreateAdd(b.CreateMul(k, kb.index(NR)), kb.index(v * L));
-          return b.CreateAlignedLoad(vecTy, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
-        };
-        runPanels(b.CreateMul(c0, kb.index(taps)), count * taps, loadB, first, last);
-      };
-      if (fullBlocks == 1 && lastC == 0) {
-        block(kb.index(0), blockC, b.getTrue(), b.getTrue());
-      } else {
-        kb.forRange(0, fullBlocks, [&](llvm::Value* k) {
-          llvm::Value* first = b.CreateICmpEQ(k, kb.index(0));
-          llvm::Value* last =
-              lastC > 0 ? b.getFalse() : b.CreateICmpEQ(k, kb.index(fullBlocks - 1));
-          block(b.CreateMul(k, kb.index(blockC)), blockC, first, last);
-        });
-        if (lastC > 0) block(kb.index(fullBlocks * blockC), lastC, b.getFalse(), b.getTrue());
       }
     };
 
-    if (rowAligned) {
-      llvm::Value* rowStart = b.CreateMul(pixelItem, kb.index(OW));
-      kb.forRange(0, fullTiles, [&](llvm::Value* t) {
-        pixelTile(b.CreateAdd(rowStart, b.CreateMul(t, kb.index(NR))), NR);
+    // One K block: channels [c0, c0 + count) of every tile packed, then every panel x tile.
+    auto block = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
+      forTiles([&](llvm::Value* t, llvm::Value* p0, int64_t width) {
+        packTile(c0, count, t, p0, width);
       });
-      if (tailWidth > 0) pixelTile(b.CreateAdd(rowStart, kb.index(fullTiles * NR)), tailWidth);
-    } else if (tailWidth == 0) {
-      pixelTile(b.CreateMul(pixelItem, kb.index(NR)), NR);
+      panelsTimesTiles(
+          b.CreateMul(c0, kb.index(taps)), count * taps,
+          [&](llvm::Value* t, llvm::Value*, int64_t) -> LoadB {
+            llvm::Value* tileBase = b.CreateMul(t, kb.index(tileFloats));
+            return [&, tileBase](llvm::Value* k, int64_t v) {
+              llvm::Value* slot =
+                  b.CreateAdd(tileBase, b.CreateAdd(b.CreateMul(k, kb.index(NR)), kb.index(v * L)));
+              return b.CreateAlignedLoad(vecTy, b.CreateGEP(floatTy, bPanel, slot),
+                                         llvm::Align(32));
+            };
+          },
+          first, last);
+    };
+    if (fullBlocks == 1 && lastC == 0) {
+      block(kb.index(0), blockC, b.getTrue(), b.getTrue());
     } else {
-      llvm::Value* isFull = b.CreateICmpULT(pixelItem, kb.index(fullTiles));
-      if (fullTiles > 0)
-        kb.ifThen(isFull, [&] { pixelTile(b.CreateMul(pixelItem, kb.index(NR)), NR); });
-      kb.ifThen(b.CreateNot(isFull), [&] { pixelTile(kb.index(fullTiles * NR), tailWidth); });
+      kb.forRange(0, fullBlocks, [&](llvm::Value* k) {
+        llvm::Value* first = b.CreateICmpEQ(k, kb.index(0));
+        llvm::Value* last = lastC > 0 ? b.getFalse() : b.CreateICmpEQ(k, kb.index(fullBlocks - 1));
+        block(b.CreateMul(k, kb.index(blockC)), blockC, first, last);
+      });
+      if (lastC > 0) block(kb.index(fullBlocks * blockC), lastC, b.getFalse(), b.getTrue());
     }
   });
-  const int64_t tilesPerItem = rowAligned ? fullTiles + (tailWidth > 0) : 1;
-  workgroups = workgroupsFor(items, panelsPerGroup * MR * K * NR * tilesPerItem);
+  workgroups = workgroupsFor(items, panelsPerGroup * MR * K * NR * groupTiles);
   return true;
 }
 
