@@ -203,6 +203,31 @@ TEST(F64Codegen, OpsWithoutF64KernelsAreRefusedByName) {
             "kernel for it); export the model in float32");
 }
 
+// A Cast to f64 fused behind a MatMul would run in the f32 epilogue: refused, with the way out.
+TEST(F64Codegen, F64EpilogueFusedIntoMatMulIsRefused) {
+  ir::DispatchGraph g = dispatchGraph(R"(graph @g {
+  input %a : f32[2,3]
+  input %b : f32[3,4]
+  %m = MatMul(%a, %b) : f32[2,4] loc("mm", "MatMul")
+  %d = Cast(%m) {to = 8} : f64[2,4] loc("to_double", "Cast")
+  output "d" = %d
+})");
+  // One dispatch: the MatMul with the Cast fused (as fuseElementwise would make it).
+  ir::Dispatch& matmul = g.dispatches[0];
+  matmul.fused.push_back(g.dispatches[1].root);
+  matmul.bindings.back().value = g.dispatches[1].root->result();
+  g.dispatches.pop_back();
+  std::string message;
+  try {
+    lowerDispatches(g);
+  } catch (const CompileError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message,
+            "node 'to_double' (Cast): f64 is not supported in an epilogue fused into node 'mm' "
+            "(MatMul); compile with --fusion=none");
+}
+
 TEST(F64Codegen, MicrocontrollerTargetsRefuseF64) {
   EXPECT_EQ(compileError(R"(graph @g {
   input %x : f64[4]
