@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Double-precision (f64) models built with onnx.helper, with float64 numpy references, for
-`kiln compile` + `kiln run` (run_case.py --case): chains of elementwise ops (fused into one
-kernel), casts between float and double, data movement and reductions in double, and one op
+`kiln compile` + `kiln run` (run_case.py --case): a chain of elementwise ops (one dispatch
+each: the fusion pass fuses f32 ops only), casts between float and double, data movement and reductions in double, and one op
 without an f64 kernel that must be refused naming it.
 
     /usr/bin/python3 tests/e2e/f64_cases.py OUT_DIR [NAME...]

@@ -116,7 +116,8 @@ void checkF64Ops(const ir::Dispatch& dispatch) {
       dispatch.root->info().hasTrait(ir::kElementwise) || dispatch.root->kind() == OpKind::Expand;
   for (const ir::Op* op : dispatch.fused) {
     checkOp(*op);
-    // Epilogues of Conv/MatMul/pool kernels compute in f32.
+    // Epilogues of Conv/MatMul/pool kernels compute in f32. (fuseElementwise fuses all-f32
+    // ops only; this guards the code generator should that change.)
     if (!elementwiseRoot && touchesF64(*op)) {
       throw CompileError(op->describe() + ": f64 is not supported in an epilogue fused into " +
                          dispatch.root->describe() + "; compile with --fusion=none");
