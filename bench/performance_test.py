@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Test of bench/performance.py's document writer on canned measurements (no benchmark runs):
+the tables of docs/performance.md carry the figures they are given, with the ratios, the
+2-thread speedup and the 3x3-conv aggregate computed by hand below."""
+import os
+import sys
+import tempfile
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import performance  # noqa: E402
+
+
+def timing(kiln, ort, jitter=1.05, unpreempted=1.02):
+    return {"kiln_p50_us": kiln, "ort_p50_us": ort, "kiln_jitter": jitter, "ort_jitter": 1.2,
+            "kiln_unpreempted_jitter": unpreempted}
+
+
+def main():
+    machine = {"model": "Test CPU", "cpus": "2", "threads_per_core": "1", "hypervisor": "",
+               "l2": "1 MiB", "l3": "32 MiB", "has": ["avx2", "fma"], "lacks": ["avx512f"],
+               "load": (0.1, 0.2, 0.3)}
+    peak = {"benchmark": "fma_peak/avx2_fma", "best": 100.0, "median": 98.0,
+            "all": {"fma_peak/avx2_fma": [98.0, 100.0]}}
+    models = [{"model": "mnist_cnn", "threads": {"1": timing(5.0, 25.0), "2": timing(6.0, 20.0)}},
+              {"model": "mobilenet_v2", "threads": {"1": timing(4000, 5000),
+                                                    "2": timing(2500, 4000)}},
+              {"model": "resnet18", "compile_s": 4.25,
+               "threads": {"1": timing(18000, 20000), "2": timing(9000, 11000)}},
+              {"model": "squeezenet1_1", "error": "kiln compile: boom"}]
+    compare = {"rounds": 3, "seconds": 2.0, "models": models}
+    resnet = {"p50_us": 18100.0, "dispatch_sum_us": 18000.0}
+    convs = [{"index": 2, "node": "/layer1/layer1.0/conv1/Conv (Conv), /layer1/layer1.0/relu/Relu "
+              "(Relu)", "cost": 231211008, "median_us": 2890.0, "gflops": 80.0,
+              "percent_of_peak": 80.0, "share": 0.16},
+             {"index": 3, "node": "/layer1/layer1.0/conv2/Conv (Conv)", "cost": 231211008,
+              "median_us": 2312.1, "gflops": 100.0, "percent_of_peak": 100.0, "share": 0.13}]
+    jitter = [{"variant": "plain", "p50": 100.0, "p99": 108.0, "jitter": 1.08,
+               "jitters": [1.08, 1.09, 1.07], "preempted": 0.01, "calm_p99": 105.0,
+               "calm_jitter": 1.05}]
+    slowest = {"resnet18": {"sum_us": 18000.0, "count": 2, "top": [
+        {"index": 2, "node": "/layer1/layer1.0/conv1/Conv (Conv)", "name": "Conv+Relu",
+         "share": 0.16, "median_us": 2890.0, "cost_kind": "flops", "cost": 231211008,
+         "throughput_g_per_s": 80.0, "percent_of_peak": 80.0}]}}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = types.SimpleNamespace(rounds=3, seconds=2.0, output=os.path.join(tmp, "p.md"))
+        performance.writeMarkdown(args, machine, peak, compare, "compare output", resnet, convs,
+                                  jitter, slowest)
+        text = open(args.output).read()
+    expected = [
+        "f32 FMA peak of one core: **100.0 GFLOP/s** (fma_peak/avx2_fma, best of 2",
+        # kiln/ORT = 5/25 = 0.20 and 6/20 = 0.30
+        "| mnist_cnn | 5.0 µs | 25.0 µs | 0.20 | 6.0 µs | 20.0 µs | 0.30 | 1.05 | 1.20 | 1.05 | "
+        "1.02 |",
+        "| mobilenet_v2 | 4.00 ms | 5.00 ms | 0.80 | 2.50 ms | 4.00 ms | 0.62 |",
+        "| squeezenet1_1 | - | - |",
+        "- note: squeezenet1_1: kiln compile: boom",
+        # 18 ms / 9 ms = 2.00x; ORT 20 / 11 = 1.82x
+        "kiln **2.00x** (18.00 ms → 9.00 ms); ONNX Runtime 1.82x",
+        "**4.2 s**",
+        "| 2 | `/layer1/layer1.0/conv1/Conv` | 231.2 | 2.89 ms | 80.0 | 80.0 % | 16.0 % |",
+        # 462.4 MFLOP in 5.2021 ms = 88.9 GFLOP/s = 88.9 % of 100
+        "| all | 2 3x3 convolutions | 462.4 | 5.20 ms | 88.9 | **88.9 %** | 28.9 % |",
+        "| resnet18 | #2 `/layer1/layer1.0/conv1/Conv` | Conv+Relu | 16.0 % | 2.89 ms | "
+        "231.21 MFLOP | 80.0 G/s | 80.0 % |",
+        "| plain | 100.0 µs | 108.0 µs | 1.08 | 1.08, 1.09, 1.07 | 1.0 % | 105.0 µs | 1.05 |",
+        "```\ncompare output\n```",
+    ]
+    missing = [e for e in expected if e not in text]
+    if missing:
+        print(text)
+        for e in missing:
+            print(f"performance_test: missing: {e!r}")
+        return 1
+    if "The machine was loaded" in text:
+        print("performance_test: a load average of 0.1 is not a loaded machine")
+        return 1
+    print(f"performance_test: {len(expected)} expected lines found")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
