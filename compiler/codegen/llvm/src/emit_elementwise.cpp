@@ -1,7 +1,11 @@
 // Elementwise kernels: an expression over broadcast inputs, evaluated per output element.
 // Output axes whose access pattern is contiguous for every input are merged first, so a
 // same-shape operation is one flat loop and a per-channel one is [outer, inner].
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Metadata.h>
+
 #include <algorithm>
+#include <set>
 
 #include "codegen_error.h"
 #include "emitters.h"
@@ -33,6 +37,32 @@ void mergeAxes(std::vector<int64_t>& extents, std::vector<std::vector<int64_t>>&
   }
 }
 
+// Marks the memory accesses of the blocks created since `before` (one loop) as free of
+// loop-carried dependences (llvm.loop.parallel_accesses). For an in-place operation (the
+// output over an operand with the same layout) element j is read before it is written and
+// nothing else touches it; without this the vectoriser's runtime overlap check sees the
+// operand and the output overlap and takes the scalar loop.
+void markParallelLoop(llvm::Function* fn, const std::set<llvm::BasicBlock*>& before) {
+  llvm::LLVMContext& ctx = fn->getContext();
+  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx, {});
+  llvm::BasicBlock* header = nullptr;
+  for (llvm::BasicBlock& block : *fn) {
+    if (before.count(&block)) continue;
+    if (!header) header = &block;  // forRange creates the header first
+    for (llvm::Instruction& inst : block)
+      if (inst.mayReadOrWriteMemory()) inst.setMetadata(llvm::LLVMContext::MD_access_group, group);
+  }
+  if (!header) return;
+  for (llvm::BasicBlock* pred : llvm::predecessors(header)) {
+    if (before.count(pred)) continue;  // the preheader
+    llvm::MDNode* parallel =
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), group});
+    llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, {nullptr, parallel});
+    loopId->replaceOperandWith(0, loopId);
+    pred->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+  }
+}
+
 }  // namespace
 
 uint32_t emitElementwise(KernelBuilder& kb) {
@@ -61,6 +91,15 @@ uint32_t emitElementwise(KernelBuilder& kb) {
   }
 
   const std::vector<ExprNode>& nodes = desc.expr.nodes;
+  // In place: every operand the output may overlap (same byte size) is walked like the output.
+  bool sameLayoutInPlace = desc.bindingsMayAlias;
+  for (size_t k = 0; k < desc.inputs.size(); ++k) {
+    bool sameBytes = desc.inputs[k].elementCount() * elemSize(desc.inputs[k].type) ==
+                     desc.output.elementCount() * elemSize(desc.output.type);
+    if (sameBytes && (strides[k] != strides.back() ||
+                      elemSize(desc.inputs[k].type) != elemSize(desc.output.type)))
+      sameLayoutInPlace = false;
+  }
   kb.forWorkgroupShare(outer, [&](llvm::Value* o) {
     llvm::IRBuilder<>& b = kb.b();
     std::vector<llvm::Value*> bases;
@@ -77,6 +116,9 @@ uint32_t emitElementwise(KernelBuilder& kb) {
         bases.push_back(kb.linearize(coords, std::vector<int64_t>(s.begin(), s.end() - 1)));
       }
     }
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    std::set<llvm::BasicBlock*> before;
+    for (llvm::BasicBlock& block : *fn) before.insert(&block);
     kb.forRange(begin, end, [&](llvm::Value* j) {
       auto offset = [&](size_t operand) {
         int64_t step = strides[operand].back();
@@ -89,6 +131,7 @@ uint32_t emitElementwise(KernelBuilder& kb) {
       });
       kb.store(kb.outputBinding(), desc.output.type, offset(strides.size() - 1), value);
     });
+    if (sameLayoutInPlace) markParallelLoop(fn, before);
   });
   return workgroupsFor(outer, chunk);
 }
