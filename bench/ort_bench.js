@@ -9,6 +9,9 @@
 //        [--iterations=N | --seconds=S] [--warmup=N] [--expected_output=@ref.npy ...]
 //        [--json] [--async]
 //   node bench/ort_bench.js --baseline     # load ONNX Runtime only: the harness's own RSS
+//   node bench/ort_bench.js MODEL.onnx --input=@x.npy --profile [--iterations=N]
+//        # ONNX Runtime's own profiler: per node, the median kernel time over the runs, its op
+//        # type and tensor shapes, as one JSON object {"nodes": [...]}
 //
 // Timing goes through the binding's synchronous run (what InferenceSession.run calls after a
 // setImmediate hop), so the figure is ONNX Runtime plus a few microseconds of N-API glue;
@@ -25,7 +28,7 @@ function fail(message) {
 
 function parseArgs(argv) {
   const args = {inputs: [], expected: [], threads: 1, iterations: 0, seconds: 2, warmup: 10,
-                json: false, async: false, model: null};
+                json: false, async: false, profile: false, model: null};
   for (const arg of argv) {
     const m = /^--([a-z_-]+)(?:=(.*))?$/.exec(arg);
     if (!m) {
@@ -52,6 +55,7 @@ function parseArgs(argv) {
       case 'warmup': args.warmup = number(); break;
       case 'json': args.json = true; break;
       case 'async': args.async = true; break;
+      case 'profile': args.profile = true; break;
       default: fail(`unknown flag --${name}`);
     }
   }
@@ -60,10 +64,15 @@ function parseArgs(argv) {
   return args;
 }
 
-// Opens the model once; returns its input/output names and run(feeds) => outputs.
-async function openSession(ort, path, threads, useAsync) {
+// Opens the model once; returns its input/output names and run(feeds) => outputs (and, with
+// profilePrefix, endProfiling() => the profile file's path).
+async function openSession(ort, path, threads, useAsync, profilePrefix) {
   const options = {intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
                    graphOptimizationLevel: 'all'};
+  if (profilePrefix) {
+    options.enableProfiling = true;
+    options.profileFilePrefix = profilePrefix;
+  }
   if (!useAsync) {
     let raw = null;
     try {
@@ -79,12 +88,36 @@ async function openSession(ort, path, threads, useAsync) {
       const inputNames = raw.inputMetadata.map((m) => m.name);
       const outputNames = raw.outputMetadata.map((m) => m.name);
       const fetches = Object.fromEntries(outputNames.map((n) => [n, null]));
-      return {inputNames, outputNames, run: async (feeds) => raw.run(feeds, fetches, {})};
+      return {inputNames, outputNames, run: async (feeds) => raw.run(feeds, fetches, {}),
+              endProfiling: () => raw.endProfiling()};
     }
   }
   const session = await ort.InferenceSession.create(path, options);
   return {inputNames: session.inputNames, outputNames: session.outputNames,
-          run: (feeds) => session.run(feeds)};
+          run: (feeds) => session.run(feeds), endProfiling: () => session.endProfiling()};
+}
+
+// The profile's kernel events grouped by node: median and min duration (us) over the runs, op
+// type and shapes (ONNX Runtime names a node after its output after fusion, e.g.
+// "/layer1/layer1.0/relu/Relu_output_0_nchwc" for a Conv fused with its Relu).
+function summarizeProfile(file) {
+  const events = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const nodes = new Map();
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!nodes.has(name)) {
+      nodes.set(name, {name, op: e.args.op_name, durations: [],
+                       inputs: (e.args.input_type_shape || []).map((t) => Object.values(t)[0]),
+                       outputs: (e.args.output_type_shape || []).map((t) => Object.values(t)[0])});
+    }
+    nodes.get(name).durations.push(e.dur);
+  }
+  return [...nodes.values()].map((n) => {
+    const sorted = n.durations.sort((x, y) => x - y);
+    return {name: n.name, op: n.op, runs: sorted.length, median_us: percentile(sorted, 0.5),
+            min_us: sorted[0], inputs: n.inputs, outputs: n.outputs};
+  });
 }
 
 function percentile(sorted, p) {  // nearest rank
@@ -109,7 +142,10 @@ async function main() {
   }
   const args = parseArgs(process.argv.slice(2));
   const ort = require('onnxruntime-node');
-  const session = await openSession(ort, args.model, args.threads, args.async);
+  const profilePrefix = args.profile
+      ? require('path').join(require('os').tmpdir(), `ort_bench_profile_${process.pid}`)
+      : null;
+  const session = await openSession(ort, args.model, args.threads, args.async, profilePrefix);
   if (args.inputs.length !== session.inputNames.length)
     fail(`${args.model} has ${session.inputNames.length} inputs, ${args.inputs.length} given`);
   const feeds = {};
@@ -126,6 +162,14 @@ async function main() {
     if (problem) fail(`output mismatch: ${problem}`);
   }
 
+  if (args.profile) {  // every run is profiled (warm-up included): report medians per node
+    for (let i = 0; i < (args.iterations || 20); ++i) outputs = await run(feeds);
+    const file = session.endProfiling();
+    const nodes = summarizeProfile(file);
+    fs.unlinkSync(file);
+    console.log(JSON.stringify({model: args.model, threads: args.threads, nodes}));
+    return;
+  }
   for (let i = 0; i < args.warmup; ++i) outputs = await run(feeds);
   const times = [];
   const deadline = process.hrtime.bigint() + BigInt(Math.round(args.seconds * 1e9));

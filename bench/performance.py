@@ -86,22 +86,55 @@ def kilnBench(args, artifact, input_npy, extra):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def resnetConvs(args, peak):
-    """ResNet-18's 3x3 convolutions from `kiln bench --per-dispatch` at 1 thread."""
-    folder = os.path.join(args.models_dir, "resnet18")
-    kernels = {n["name"]: n["attrs"].get("kernel_shape") for n in
-               onnx_nodes.nodes(os.path.join(folder, "model.onnx")) if n["op_type"] == "Conv"}
-    report = kilnBench(args, os.path.join(args.work, "resnet18.kiln"),
-                       os.path.join(folder, "input.npy"),
-                       ["--per-dispatch", f"--peak-gflops={peak:.1f}", "--threads=1",
-                        "--clock=thread-cpu", f"--seconds={max(args.seconds, 3)}"])
+def conv3x3Dispatches(report, kernels):
     rows = []
     for d in report["dispatches"]:
         first = d.get("node", "").split(", ")[0]
         node = first[:-len(" (Conv)")] if first.endswith(" (Conv)") else None
         if node and kernels.get(node) == [3, 3]:
             rows.append(d)
-    return report, rows
+    return rows
+
+
+def resnetConvs(args, peak):
+    """ResNet-18's 3x3 convolutions from `kiln bench --per-dispatch` at 1 thread, by thread CPU
+    time (the table) and by wall clock (the aggregate compared with ONNX Runtime's)."""
+    folder = os.path.join(args.models_dir, "resnet18")
+    kernels = {n["name"]: n["attrs"].get("kernel_shape") for n in
+               onnx_nodes.nodes(os.path.join(folder, "model.onnx")) if n["op_type"] == "Conv"}
+    bench = lambda clock: kilnBench(
+        args, os.path.join(args.work, "resnet18.kiln"), os.path.join(folder, "input.npy"),
+        ["--per-dispatch", f"--peak-gflops={peak:.1f}", "--threads=1", f"--clock={clock}",
+         f"--seconds={max(args.seconds, 3)}"])
+    report = bench("thread-cpu")
+    wall = conv3x3Dispatches(bench("wall"), kernels)
+    report["wall_3x3"] = {"flops": sum(d["cost"] for d in wall),
+                          "us": sum(d["median_us"] for d in wall), "count": len(wall)}
+    return report, conv3x3Dispatches(report, kernels)
+
+
+def ortConvs(args):
+    """ONNX Runtime's own profile of ResNet-18 at 1 thread: its 3x3 convolutions (weights
+    [OC, C/group, 3, 3]), median kernel time per node over the runs, FLOPs = 2 x output
+    elements x C/group x 9."""
+    folder = os.path.join(args.models_dir, "resnet18")
+    result = sh(["node", os.path.join(HERE, "ort_bench.js"), os.path.join(folder, "model.onnx"),
+                 f"--input=@{os.path.join(folder, 'input.npy')}", "--threads=1", "--profile",
+                 "--iterations=20"])
+    flops = time_us = count = 0
+    for n in json.loads(result.stdout.strip().splitlines()[-1])["nodes"]:
+        if n["op"] != "Conv" or len(n["inputs"]) < 2 or len(n["inputs"][1]) != 4:
+            continue
+        weights = n["inputs"][1]
+        if weights[2:] != [3, 3]:
+            continue
+        outputs = 1
+        for dim in n["outputs"][0]:
+            outputs *= dim
+        flops += 2 * outputs * weights[1] * 9
+        time_us += n["median_us"]
+        count += 1
+    return {"flops": flops, "us": time_us, "count": count}
 
 
 def slowestDispatches(args, peak):
@@ -321,6 +354,20 @@ def writeResnetTable(L, peak, resnet, convs):
                  f"{achieved:.1f} | **{100 * achieved / peak['best']:.1f} %** | "
                  f"{100 * time_us / resnet['dispatch_sum_us']:.1f} % |")
     L.append("\nBar: ≥ 85 % of the FMA peak on these layers at 1 thread.\n")
+    wall, ort = resnet.get("wall_3x3"), resnet.get("ort_3x3")
+    line = lambda who, f: (f"{who}: {f['count']} layers, {f['flops'] / 1e6:.1f} MFLOP in "
+                           f"{us(f['us'])} = {f['flops'] / (f['us'] * 1e3):.1f} GFLOP/s = "
+                           f"**{100 * f['flops'] / (f['us'] * 1e3) / peak['best']:.1f} %** of "
+                           "the peak")
+    if wall and wall["us"] and ort and ort.get("us"):
+        L.append("Side by side with ONNX Runtime on the same layers, both by the wall clock "
+                 "(ONNX Runtime's own profiler, `node bench/ort_bench.js --profile`: median "
+                 "kernel time per node over 20 runs, FLOPs from the shapes it reports; kiln: "
+                 "`--per-dispatch --clock=wall`, FLOPs from the compiler):\n")
+        L.append("- " + line("kiln", wall))
+        L.append("- " + line("ONNX Runtime", ort) + "\n")
+    elif ort and "error" in ort:
+        L.append(f"ONNX Runtime's per-layer profile: not measured ({ort['error']}).\n")
 
 
 def writeJitterTable(L, args, jitter):
@@ -378,6 +425,10 @@ def main():
     print("performance: ResNet-18 per dispatch ...", file=sys.stderr, flush=True)
     try:  # a model that does not compile (yet) leaves a note instead of no document
         resnet, convs = resnetConvs(args, peak["best"])
+        try:
+            resnet["ort_3x3"] = ortConvs(args)
+        except (SystemExit, Exception) as e:  # noqa: BLE001
+            resnet["ort_3x3"] = {"error": str(e).strip().splitlines()[-1]}
     except (SystemExit, Exception) as e:  # noqa: BLE001
         resnet, convs = {"error": str(e).strip().splitlines()[-1]}, []
     print("performance: the slowest dispatches ...", file=sys.stderr, flush=True)
