@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Double-precision (f64) models built with onnx.helper, with float64 numpy references, for
 `kiln compile` + `kiln run` (run_case.py --case): a chain of elementwise ops (one dispatch
-each: the fusion pass fuses f32 ops only), casts between float and double, data movement and reductions in double, and one op
-without an f64 kernel that must be refused naming it.
+each: the fusion pass fuses f32 ops only), casts between float and double, data movement and
+reductions in double, sqrt/floor/ceil, and one op without an f64 kernel that must be refused
+naming it.
 
     /usr/bin/python3 tests/e2e/f64_cases.py OUT_DIR [NAME...]
     /usr/bin/python3 tests/e2e/f64_cases.py --list
@@ -80,17 +81,32 @@ def cases():
         return [p.sum(axis=1), x.max(axis=1, keepdims=True), np.cumsum(x, axis=2),
                 np.argmax(x, axis=2)]
 
+    r = np.concatenate([x.ravel() * 1e3, [-0.0, 2.0**52 + 1, -(2.0**52) + 0.5, 1e300]])
+
+    def rounding(h, T):
+        nodes = [h.make_node("Abs", ["r"], ["a"]),
+                 h.make_node("Sqrt", ["a"], ["s"]),
+                 h.make_node("Floor", ["r"], ["f"]),
+                 h.make_node("Ceil", ["r"], ["c"]),
+                 h.make_node("Pow", ["a", "half"], ["p"])]
+        inits = [h.make_tensor("half", T.DOUBLE, [], [0.5])]
+        return nodes, {"r": r}, inits, ["s", "f", "c", "p"]
+
+    def rounding_ref():
+        return [np.sqrt(np.abs(r)), np.floor(r), np.ceil(r), np.sqrt(np.abs(r))]
+
     def refused(h, T):
         return [h.make_node("Exp", ["x"], ["y"])], {"x": x}, [], ["y"]
 
     return {"f64_elementwise_chain": (chain, chain_ref),
             "f64_casts": (casts, casts_ref),
             "f64_data_movement_and_reductions": (movement, movement_ref),
+            "f64_sqrt_floor_ceil": (rounding, rounding_ref),
             "f64_exp_refused": (refused, lambda: [np.exp(x)])}
 
 
 NAMES = ["f64_elementwise_chain", "f64_casts", "f64_data_movement_and_reductions",
-         "f64_exp_refused"]
+         "f64_sqrt_floor_ceil", "f64_exp_refused"]
 
 
 def build(name, spec, out_dir):

@@ -4,6 +4,7 @@
 // without an f64 kernel, and 32-bit targets.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -171,6 +172,31 @@ TEST(F64Codegen, DataMovementAndReductions) {
   EXPECT_EQ(run["sum"], (std::vector<double>{(0.1 + 0.2) + 0.3, (-1e-310 + 1e308) - 4.0}));
   EXPECT_EQ(run["mean"], (std::vector<double>{((0.1 + 0.2) + 0.3) / 3.0, (1e308 - 4.0) / 3.0}));
   EXPECT_EQ(run["max"], (std::vector<double>{0.1, 1e308, 0.3}));
+}
+
+// Sqrt is the hardware instruction; floor and ceil are exact over the whole double range.
+TEST(F64Codegen, SqrtFloorCeil) {
+  std::vector<double> x = {
+      2.0, 0.5, -0.5, -2.5, 2.5, 1e300, -0.0, 4503599627370497.0, -4503599627370495.5, 0.1};
+  GraphRun run(R"(graph @g {
+  input %x : f64[10]
+  %a = Abs(%x) : f64[10]
+  %s = Sqrt(%a) : f64[10]
+  %f = Floor(%x) : f64[10]
+  %c = Ceil(%x) : f64[10]
+  output "s" = %s
+  output "f" = %f
+  output "c" = %c
+})",
+               {{"x", x}});
+  std::vector<double> s = run["s"], f = run["f"], c = run["c"];
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(s[i], std::sqrt(std::fabs(x[i]))) << x[i];
+    EXPECT_EQ(f[i], std::floor(x[i])) << x[i];
+    EXPECT_EQ(c[i], std::ceil(x[i])) << x[i];
+    EXPECT_EQ(std::signbit(f[i]), std::signbit(std::floor(x[i]))) << x[i];
+    EXPECT_EQ(std::signbit(c[i]), std::signbit(std::ceil(x[i]))) << x[i];
+  }
 }
 
 std::string compileError(const std::string& text, const std::string& target = "host") {

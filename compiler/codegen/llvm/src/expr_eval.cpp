@@ -70,8 +70,44 @@ llvm::Value* evalBinary(KernelBuilder& kb, ExprOp op, ElemType type, llvm::Value
   return nullptr;
 }
 
+// floor of an f64 scalar without a library call: below 2^52 through a truncating i64
+// conversion (one less where that rounded up), from 2^52 on (and NaN, inf) the value itself;
+// the sign of x kept (floor(-0.0) = -0.0).
+llvm::Value* floorF64(KernelBuilder& kb, llvm::Value* x) {
+  llvm::IRBuilder<>& b = kb.b();
+  llvm::Type* type = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Value* ax = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), b.CreateFNeg(x), x);
+  llvm::Value* small = b.CreateFCmpOLT(ax, c(4503599627370496.0));
+  llvm::Value* safe = b.CreateSelect(small, x, c(0.0));
+  llvm::Value* truncated = b.CreateSIToFP(b.CreateFPToSI(safe, b.getInt64Ty()), type);
+  llvm::Value* floored =
+      b.CreateSelect(b.CreateFCmpOGT(truncated, safe), b.CreateFSub(truncated, c(1.0)), truncated);
+  floored = b.CreateIntrinsic(llvm::Intrinsic::copysign, {type}, {floored, safe});
+  return b.CreateSelect(small, floored, x);
+}
+
+// f64 unary ops that need more than arithmetic (kiln's approximations are f32): sqrt (a
+// hardware instruction on every 64-bit target), floor and ceil. nullptr for the others.
+llvm::Value* evalUnaryF64(KernelBuilder& kb, ExprOp op, llvm::Value* x) {
+  llvm::IRBuilder<>& b = kb.b();
+  switch (op) {
+    case ExprOp::Sqrt:
+      return b.CreateIntrinsic(llvm::Intrinsic::sqrt, {x->getType()}, {x});
+    case ExprOp::Floor:
+      return floorF64(kb, x);
+    case ExprOp::Ceil:
+      return b.CreateFNeg(floorF64(kb, b.CreateFNeg(x)));
+    default:
+      return nullptr;
+  }
+}
+
 llvm::Value* evalUnary(KernelBuilder& kb, const ExprNode& node, llvm::Value* x) {
   llvm::IRBuilder<>& b = kb.b();
+  if (node.type == ElemType::F64) {
+    if (llvm::Value* v = evalUnaryF64(kb, node.op, x)) return v;
+  }
   bool fp = isFloat(node.type);
   // Constants of x's type: scalars, or splats when x is a vector (fused epilogues on
   // register tiles).

@@ -22,17 +22,19 @@ bool touchesF64(const ir::Op& op) {
   return false;
 }
 
-// Pow lowers to multiplications or a division for these constant exponents, else to exp/log.
+// Pow lowers to multiplications, a division or a square root for these constant exponents,
+// else to exp/log.
 bool isArithmeticPow(const ir::Op& op) {
   const ir::Value* exponent = op.operand(1);
   if (!exponent->isConstant() || !ir::isSplatConstant(exponent)) return false;
   double p = ir::constantDoubles(exponent).at(0);
-  return p == 1 || p == 2 || p == 3 || p == -1;
+  return p == 1 || p == 2 || p == 3 || p == -1 || p == 0.5;
 }
 
 // Ops whose kernels use only +, -, *, /, comparisons, selects, casts, loads and stores, which
-// LLVM lowers for doubles as for floats. The transcendental ones (Exp, Sigmoid, Erf ...) use
-// kiln's f32 approximations, and Conv/MatMul/pooling/normalisation have f32 kernels only.
+// LLVM lowers for doubles as for floats, plus sqrt/floor/ceil (expr_eval.cpp's f64 forms).
+// The transcendental ones (Exp, Sigmoid, Erf ...) use kiln's f32 approximations, and
+// Conv/MatMul/pooling/normalisation have f32 kernels only.
 bool hasF64Kernel(const ir::Op& op) {
   switch (op.kind()) {
     // elementwise arithmetic, comparisons and logic
@@ -40,6 +42,9 @@ bool hasF64Kernel(const ir::Op& op) {
     case OpKind::Neg:
     case OpKind::Relu:
     case OpKind::Reciprocal:
+    case OpKind::Sqrt:
+    case OpKind::Floor:
+    case OpKind::Ceil:
     case OpKind::Sign:
     case OpKind::LeakyRelu:
     case OpKind::HardSigmoid:
