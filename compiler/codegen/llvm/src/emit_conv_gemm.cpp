@@ -28,6 +28,7 @@ namespace kiln::codegen::detail {
 namespace {
 
 constexpr int64_t kPanelFloats = 49152;  // a group's B panels: 192 KB (L2) at most
+constexpr int64_t kMaxBlockK = 256;      // K block: a tile's B (16 KB for NR = 16) stays in L1
 constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
 constexpr int64_t kMinItems = 8;         // OC panels are split into groups until this many items
 
@@ -79,7 +80,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t items = N * ocGroups * pixelGroups;
   // K blocks of whole channels (all taps of a channel in one block), sized so that the
   // group's B panels fit kPanelFloats.
-  const int64_t blockK = std::max(taps, kPanelFloats / (groupTiles * NR));
+  const int64_t blockK = std::max(taps, std::min(kMaxBlockK, kPanelFloats / (groupTiles * NR)));
   const int64_t blocks = direct ? 1 : (K + blockK - 1) / blockK;
   // Channels per block: a divisor of C not much smaller than the even split if there is one
   // (no separately emitted last block), else the even split rounded up.
