@@ -1,5 +1,5 @@
 // NumPy .npy files: read format 1.0/2.0/3.0 and write 1.0 (2.0 when the header needs it),
-// little-endian, C order, dtypes f32 f16 i8 u8 i16 i32 i64 bool. Anything else (Fortran
+// little-endian, C order, dtypes f32 f16 f64 i8 u8 i16 i32 i64 bool. Anything else (Fortran
 // order, big-endian, other dtypes, truncated data) is a CliError naming the file.
 #pragma once
 

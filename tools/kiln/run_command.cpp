@@ -109,7 +109,8 @@ const Command& runCommand() {
       "  2x2xf32=1 2 3 4          shape x element type = values (one value is splatted)\n"
       "  @file.npy                a NumPy file (shape and type from the file)\n"
       "  1x1x28x28xf32=@file.npy  a NumPy or raw file, checked against the type and reshaped\n"
-      "Element types: f32 f16 i8 u8 i16 i32 i64 i1. Each output goes to its --output, in order\n"
+      "Element types: f32 f16 f64 i8 u8 i16 i32 i64 i1. Each output goes to its --output, "
+      "in order\n"
       "(@FILE.npy writes a NumPy file, - prints); outputs without one are printed. With\n"
       "--expected_output the outputs are compared (floats: |got - want| <= atol + rtol*|want|,\n"
       "integers exactly) and kiln exits with status 1 on a mismatch, naming the worst element.",
