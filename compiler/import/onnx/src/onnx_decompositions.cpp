@@ -210,7 +210,10 @@ std::vector<ir::Value*> translateTopK(OnnxTranslation& t, const OnnxNode& node,
   if (k && !k->isConstant() && !t.shapeValues.get(k)) {
     t.fail(node, "K ('" + k->name() +
                      "') is known only at run time, so the output shape depends on the data; "
-                     "kiln needs static shapes: make K a constant (an initializer) in the model");
+                     "kiln needs static shapes: make K a constant (an initializer) in the model" +
+                     (k->isInput() ? ", or give its value when compiling: --fix-input=" +
+                                         k->name() + "=@VALUES.npy"
+                                   : std::string()));
   }
   return emitOp(t, node, *kind, std::move(operands), node.attrs);
 }

@@ -255,7 +255,7 @@ TEST(OnnxErrors, DynamicTopK) {
       v, i = TopK <axis = 1> (x, k) })", {"top"})),
             "test.onnx: node 'top' (TopK): K ('k') is known only at run time, so the output shape "
             "depends on the data; kiln needs static shapes: make K a constant (an initializer) in "
-            "the model");
+            "the model, or give its value when compiling: --fix-input=k=@VALUES.npy");
 }
 
 TEST(OnnxErrors, ResizeRuntimeSizes) {
@@ -264,7 +264,8 @@ TEST(OnnxErrors, ResizeRuntimeSizes) {
     g (float[1,1,2,2] x, int64[4] sizes) => (float[1,1,?,?] y) {
       y = Resize <mode = "nearest"> (x, , , sizes) })")),
             "test.onnx: node #0 (Resize): sizes ('sizes') is known only at run time; kiln needs "
-            "static shapes: make it a constant in the model");
+            "static shapes: make it a constant in the model, or give its values when compiling: "
+            "--fix-input=sizes=@VALUES.npy");
 }
 
 TEST(OnnxErrors, ResizeUnsupportedMode) {

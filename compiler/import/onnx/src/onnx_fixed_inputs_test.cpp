@@ -92,6 +92,22 @@ TEST(OnnxFixedInputs, FixedTwice) {
             "--fix-input=shape=@v.npy: input 'shape' is fixed more than once");
 }
 
+// TopK's K and Resize's sizes as graph inputs: fixed, the output shapes are known.
+TEST(OnnxFixedInputs, TopKAndResizeSizes) {
+  auto graph = importFixed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,5] x, int64[1] k) => (float[2,?] v, int64[2,?] i) {
+      v, i = TopK <axis = 1> (x, k) })",
+                           {fixedInts("k", {3})});
+  EXPECT_EQ(graph->outputs()[0].value->type(), TensorType(DType::F32, {2, 3}));
+  graph = importFixed(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[1,1,2,2] x, int64[4] sizes) => (float[1,1,?,?] y) {
+      y = Resize <mode = "nearest"> (x, , , sizes) })",
+                      {fixedInts("sizes", {1, 1, 4, 6})});
+  EXPECT_EQ(graph->outputs()[0].value->type(), TensorType(DType::F32, {1, 1, 4, 6}));
+}
+
 // Symbolic dims take the values' dims; a double input can be fixed too.
 TEST(OnnxFixedInputs, SymbolicDimsAndDoubles) {
   FixedInput scale;

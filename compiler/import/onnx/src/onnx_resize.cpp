@@ -77,7 +77,10 @@ std::vector<ir::Value*> translateResize(OnnxTranslation& t, const OnnxNode& node
       return std::vector<double>(tracked->begin(), tracked->end());
     t.fail(node, std::string(what) + " ('" + v->name() +
                      "') is known only at run time; kiln needs static shapes: make it a "
-                     "constant in the model");
+                     "constant in the model" +
+                     (v->isInput() ? ", or give its values when compiling: --fix-input=" +
+                                         v->name() + "=@VALUES.npy"
+                                   : std::string()));
   };
   std::optional<std::vector<double>> scales = contents(scalesValue, "scales");
   std::optional<std::vector<double>> sizes = contents(sizesValue, "sizes");
