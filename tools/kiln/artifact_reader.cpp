@@ -221,6 +221,10 @@ ArtifactSummary readArtifact(std::span<const uint8_t> bytes, const std::string& 
           }
           a.debugHasCosts = true;
         }
+        if (costs.note_size != 0) {
+          a.debugNote = r.string(s.offset + d.strings_offset, d.strings_size, costs.note);
+          if (a.debugNote.size() != costs.note_size) r.fail("the DEBUG note has the wrong size");
+        }
       }
     }
   }

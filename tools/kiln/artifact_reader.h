@@ -67,6 +67,7 @@ struct ArtifactSummary {
   std::vector<ArtifactFunction> functions;
   std::vector<ArtifactDebugEntry> debug;  // empty when stripped
   bool debugHasCosts = false;             // DEBUG carries the compiler's cost table
+  std::string debugNote;                  // DEBUG's note on the build (e.g. fixed inputs)
   bool constantsExternal = false;
   kiln_external_constants external{};
   bool kernelsStatic = false;

@@ -14,7 +14,7 @@
 namespace kiln::cli {
 namespace {
 
-std::vector<uint8_t> sampleArtifact() {
+emit::ArtifactContents sampleContents() {
   emit::ArtifactContents c;
   c.arch = KILN_ARCH_AARCH64;
   c.abi = KILN_ABI_LP64;
@@ -40,8 +40,10 @@ std::vector<uint8_t> sampleArtifact() {
   c.kernelElf.assign(300, 0x90);
   c.debug = {{"Add", "add0 (Add)", KILN_COST_ELEMENTS, 16},
              {"Relu", "relu0 (Relu)", KILN_COST_FLOPS, 1234567}};
-  return emit::serializeArtifact(c);
+  return c;
 }
+
+std::vector<uint8_t> sampleArtifact() { return emit::serializeArtifact(sampleContents()); }
 
 TEST(ArtifactReader, ReadsWhatTheWriterWrites) {
   std::vector<uint8_t> bytes = sampleArtifact();
@@ -116,6 +118,21 @@ TEST(ArtifactReader, CostTableErrors) {
   EXPECT_FALSE(a.debugHasCosts);
   EXPECT_EQ(a.debug[1].costKind, KILN_COST_NONE);
   EXPECT_EQ(a.debug[1].nodeName, "relu0 (Relu)");
+}
+
+// DEBUG's note on the build (kiln compile --fix-input) is read back; a wrong size is refused.
+TEST(ArtifactReader, DebugNote) {
+  std::vector<uint8_t> plain = sampleArtifact();
+  EXPECT_EQ(readArtifact(plain, "a.kiln").debugNote, "");
+  emit::ArtifactContents c = sampleContents();
+  c.debugNote = "input 'shape' fixed at compile time";
+  std::vector<uint8_t> bytes = emit::serializeArtifact(c);
+  EXPECT_EQ(readArtifact(bytes, "a.kiln").debugNote, "input 'shape' fixed at compile time");
+  uint64_t debug = debugOffset(bytes);
+  uint32_t size = 5;
+  std::memcpy(bytes.data() + debug + sizeof(kiln_debug) + 8, &size, 4);
+  EXPECT_NE(readError(bytes).find("the DEBUG note has the wrong size"), std::string::npos)
+      << readError(bytes);
 }
 
 TEST(ArtifactReader, CorruptCopiesNeverCrash) {

@@ -101,6 +101,7 @@ void printText(const std::string& path, const ArtifactSummary& a) {
               a.kernelsStatic ? ("static library '" + a.staticLibraryName + "'").c_str()
                               : "embedded ELF",
               static_cast<unsigned long long>(a.meta.arena_size), a.meta.stack_bound);
+  if (!a.debugNote.empty()) std::printf("note: %s\n", a.debugNote.c_str());
 
   std::printf("\nsections:\n");
   for (const kiln_section& s : a.sections) {
@@ -187,6 +188,7 @@ void printJson(const std::string& path, const ArtifactSummary& a) {
   j.field("overhead_bytes", overheadBytes(a));
   j.field("arena_bytes", a.meta.arena_size);
   j.field("stack_bound", a.meta.stack_bound);
+  if (!a.debugNote.empty()) j.field("note", a.debugNote);
   j.field("kernel_count", a.meta.kernel_count);
   j.field("kernels_static", a.kernelsStatic);
   j.key("kernels");

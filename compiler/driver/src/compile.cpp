@@ -130,6 +130,11 @@ CompiledModel compileModel(const CompileOptions& options) {
   emitOptions.strip = options.strip;
   emitOptions.externalConstants = !options.externalConstantsPath.empty();
   emitOptions.staticLibraryName = codegenOptions.libraryName;
+  for (const import::FixedInput& fixed : options.fixedInputs) {
+    emitOptions.debugNote += (emitOptions.debugNote.empty() ? "" : "; ") + std::string("input '") +
+                             fixed.name + "' fixed at compile time (" + fixed.flag + ", " +
+                             fixed.type.toString() + ")";
+  }
   emit::EmittedArtifact emitted = emit::emitArtifact(dispatchGraph, kernels, emitOptions);
 
   CompiledModel model;

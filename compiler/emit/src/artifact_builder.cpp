@@ -156,6 +156,11 @@ std::vector<uint8_t> buildDebug(const ArtifactContents& c) {
   header.strings_size = static_cast<uint32_t>(strings.bytes().size());
   kiln_debug_costs costs{};
   costs.costs_offset = costsOffset;
+  if (!c.debugNote.empty()) {
+    costs.note = strings.add(c.debugNote);
+    costs.note_size = static_cast<uint32_t>(c.debugNote.size());
+    header.strings_size = static_cast<uint32_t>(strings.bytes().size());
+  }
   std::vector<uint8_t> out;
   appendStruct(out, header);
   appendStruct(out, costs);

@@ -175,6 +175,7 @@ ArtifactContents describeArtifact(const ir::DispatchGraph& graph,
     std::copy(entry.bytes.begin(), entry.bytes.end(), c.constants.begin() + entry.offset);
   }
   c.externalConstants = options.externalConstants;
+  if (!options.strip) c.debugNote = options.debugNote;
 
   if (kernels.output == codegen::KernelOutput::SharedElf) {
     c.kernelElf = kernels.bytes;

@@ -288,7 +288,10 @@ typedef struct kiln_debug_entry {
  * static shapes, for profilers (`kiln bench --per-dispatch`); the runtime never reads them. */
 typedef struct kiln_debug_costs {
   uint32_t costs_offset; /* 16: 8-aligned, relative to DEBUG: kiln_debug_cost[entry_count] */
-  uint32_t reserved[3];  /* 20: 0 */
+  uint32_t note;         /* 20: string table offset of the compiler's note on the build (e.g. the
+                          *     inputs fixed at compile time, `kiln compile --fix-input`) */
+  uint32_t note_size;    /* 24: the note's length without its NUL; 0 = no note */
+  uint32_t reserved;     /* 28: 0 */
 } kiln_debug_costs;
 
 /* What kiln_debug_cost.count counts. */

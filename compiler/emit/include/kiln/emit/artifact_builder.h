@@ -58,6 +58,7 @@ struct ArtifactContents {
   std::vector<uint8_t> kernelElf;  // embedded ELF shared object, or
   std::string staticLibraryName;   // (non-empty) the name of a statically linked library
   std::vector<DebugEntry> debug;   // one per DISPATCH in global order; empty = no DEBUG section
+  std::string debugNote;           // DEBUG's note on the build (kiln_debug_costs.note), or empty
 };
 
 // The artifact bytes. Asserts that the description is consistent (it is built by the

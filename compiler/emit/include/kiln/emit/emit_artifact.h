@@ -25,6 +25,9 @@ struct EmitOptions {
   // Static-library kernels (codegen's RelocatableObject): the library name the artifact
   // records; the firmware links the library and hands it to the runtime under this name.
   std::string staticLibraryName = "kiln_kernels";
+  // DEBUG's note on the build (e.g. "input 'shape' fixed at compile time ..."); not written
+  // when stripped.
+  std::string debugNote;
 };
 
 struct EmittedArtifact {
