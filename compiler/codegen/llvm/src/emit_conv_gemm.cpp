@@ -5,16 +5,21 @@
 //  - A: the weights, packed at compile time in panels of MR output channels (weightPanel)
 //    so each k step's MR broadcasts are consecutive floats; unpacked OIHW also works.
 //  - B: for 1x1 / stride 1 / no padding the input itself (row k = channel k, stride H*W);
-//    otherwise a K block x NR im2col panel on the stack, packed per pixel tile: per tap
-//    (kh, kw) and channel one masked vector load (stride 1, the tile inside one output row)
-//    or one masked gather (otherwise), zeros where the tap falls in the padding.
-//  - Pixel tiles: NR pixels along an output row when OW >= NR (the row's tail tile narrower),
-//    else flattened over the whole map (14x14, 7x7 maps waste few lanes).
-//  - K blocks keep the B panel in L1; between blocks the tile's partial sums go through the
-//    output. The first block starts from the bias, the last applies the activation and the
-//    fused epilogue chain to the accumulators before their only final store; pixel tails use
-//    masked loads and stores.
-//  - Work items: (image, group of OC panels, pixel item), split evenly over workgroups.
+//    otherwise a K block x NR im2col panel per pixel tile on the stack: per tap (kh, kw) and
+//    channel one masked vector load (stride 1 with a row tile, or any tile when stride 1
+//    keeps the width so the input offset is pixel + constant), one masked load of stride x
+//    lanes and a shuffle (row tiles, stride 2-4), else a masked gather; zeros where the tap
+//    falls in the padding.
+//  - Pixel tiles: flattened over the whole map when stride 1 keeps the width or rows are
+//    shorter than a tile (no lanes wasted at row ends), else along output rows (the row's
+//    last tile narrower). A group of tiles (up to kGroupTiles flattened ones, or one row)
+//    shares each block of A: per K block its B panels are packed, then every OC panel of the
+//    item runs over every tile of the group.
+//  - K blocks (whole channels, <= kMaxBlockK rows) keep a tile's B in L1; between blocks the
+//    tile's partial sums go through the output. The first block starts from the bias, the
+//    last applies the activation and the fused epilogue chain to the accumulators before
+//    their final store; pixel tails use masked loads and stores.
+//  - Work items: (image, group of OC panels, pixel group), split evenly over workgroups.
 #include <algorithm>
 #include <cassert>
 
