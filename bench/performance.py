@@ -340,7 +340,7 @@ def writeResnetTable(L, peak, resnet, convs):
              "processes held the core is left out (on a quiet machine CPU and wall time agree). "
              f"Whole call (traced, wall clock): p50 {us(resnet['p50_us'])}; sum of all dispatch "
              f"medians (CPU time) {us(resnet['dispatch_sum_us'])}.\n")
-    L.append("| # | node | MFLOP | median | GFLOP/s | % of peak | share of the call |")
+    L.append("| # | node | MFLOP | median | GFLOP/s | % of peak | share of all dispatches |")
     L.append("|--:|---|--:|--:|--:|--:|--:|")
     flops = time_us = 0
     for d in convs:
