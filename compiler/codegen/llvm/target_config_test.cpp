@@ -39,6 +39,8 @@ TEST(TargetConfig, FriendlyNamesResolve) {
        KernelOutput::SharedElf, ""},
       {"aarch64", "aarch64-unknown-linux-gnu", "generic", TargetArch::AArch64, FloatAbi::Hard,
        KernelOutput::SharedElf, ""},
+      {"aarch64-dotprod", "aarch64-unknown-linux-gnu", "generic", TargetArch::AArch64,
+       FloatAbi::Hard, KernelOutput::SharedElf, ""},
       {"riscv64", "riscv64-unknown-linux-gnu", "generic-rv64", TargetArch::RiscV64, FloatAbi::Hard,
        KernelOutput::SharedElf, "lp64d"},
       {"cortex-m4", "thumbv7em-none-eabi", "cortex-m4", TargetArch::Arm32, FloatAbi::Soft,
@@ -64,7 +66,7 @@ TEST(TargetConfig, FriendlyNamesResolve) {
     EXPECT_EQ(t.abiName, e.abiName);
     EXPECT_EQ(t.microcontroller, e.output == KernelOutput::RelocatableObject);
   }
-  EXPECT_EQ(targetNames().size(), 11u);
+  EXPECT_EQ(targetNames().size(), 12u);
 }
 
 TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
@@ -78,6 +80,8 @@ TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
   TargetConfig v4 = resolve("x86_64-v4");
   EXPECT_TRUE(has(v4.requiredFeatures, "avx512f"));
   EXPECT_TRUE(has(resolve("aarch64").requiredFeatures, "neon"));
+  EXPECT_FALSE(has(resolve("aarch64").requiredFeatures, "dotprod"));
+  EXPECT_TRUE(has(resolve("aarch64-dotprod").requiredFeatures, "dotprod"));
   TargetConfig rv = resolve("rv32imafc");
   EXPECT_TRUE(has(rv.requiredFeatures, "f"));
   EXPECT_FALSE(has(resolve("rv32imac").requiredFeatures, "f"));
