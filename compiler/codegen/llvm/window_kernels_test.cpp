@@ -170,6 +170,12 @@ TEST(WindowKernels, DepthwiseFusedEpilogues) {
   checkDepthwise({1, 3, 1, 6, 13, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::Sigmoid});
 }
 
+TEST(WindowKernels, WideWindowsKeepTheOtherKernels) {
+  // 20 kernel columns (above the row engine's 16): the register-tiled conv and the plain pool.
+  checkDepthwise({1, 2, 1, 3, 70, 1, 20, {1, 1}, {0, 7, 0, 5}, true, Fused::None});
+  checkDepthwise({1, 2, 1, 4, 60, 3, 17, {1, 2}, {1, 8, 1, 8}, false, Fused::HardSwish});
+}
+
 TEST(WindowKernels, DepthwiseWithFourLanes) {
   checkDepthwise({1, 3, 1, 6, 23, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::HardSwish}, "x86_64");
   checkDepthwise({1, 3, 1, 7, 14, 3, 3, {2, 2}, {1, 1, 1, 1}, true, Fused::None}, "x86_64");

@@ -45,6 +45,7 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
   const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
+  if (!windowTilesFit(g, tiles)) return false;
   const unsigned tileLanes = tiles.front().lanes;
   FusedEpilogue epilogue(kb);
   llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, 0.0f) : nullptr;

@@ -67,6 +67,7 @@ bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
   const float padValue = isMax ? -__builtin_inff() : 0.0f;
   const unsigned out = kb.outputBinding();
   const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
+  if (!windowTilesFit(g, tiles)) return false;
   const unsigned tileLanes = tiles.front().lanes;
   FusedEpilogue epilogue(kb);
   llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, padValue) : nullptr;

@@ -51,6 +51,12 @@ std::vector<ColumnTile> planColumnTiles(const WindowGeometry& g, unsigned lanes)
   return tiles;
 }
 
+bool windowTilesFit(const WindowGeometry& g, const std::vector<ColumnTile>& tiles) {
+  int64_t unrolled = 0;
+  for (const ColumnTile& tile : tiles) unrolled += tile.loop ? 0 : 1;
+  return g.KH <= 16 && g.KW <= 16 && unrolled <= 8;
+}
+
 bool windowNeedsPadRow(const WindowGeometry& g) {
   return g.padTop > 0 || (g.OH - 1) * g.sh - g.padTop + g.KH - 1 >= g.H;
 }

@@ -54,6 +54,10 @@ struct WindowOps {
       finish;
 };
 
+// True if the row engine should take this window: at most 16 x 16 taps and a bounded number
+// of unrolled tiles (code size; wider windows keep the plain kernels' run-time loops).
+bool windowTilesFit(const WindowGeometry& g, const std::vector<ColumnTile>& tiles);
+
 // True if some output row's window reaches above or below the image (a pad row is needed).
 bool windowNeedsPadRow(const WindowGeometry& g);
 
