@@ -159,6 +159,14 @@ TEST(F64Codegen, DataMovementAndReductions) {
   %sum = ReduceSum(%x, %axes) {keepdims = 0} : f64[2]
   %mean = ReduceMean(%x) {axes = [1], keepdims = 0} : f64[2]
   %max = ReduceMax(%x) {axes = [0], keepdims = 0} : f64[3]
+  %min = ReduceMin(%x) {axes = [1], keepdims = 0} : f64[2]
+  %prod = ReduceProd(%x) {axes = [1], keepdims = 0} : f64[2]
+  %l1 = ReduceL1(%x) {axes = [1], keepdims = 0} : f64[2]
+  %ss = ReduceSumSquare(%x) {axes = [0], keepdims = 0} : f64[3]
+  output "min" = %min
+  output "prod" = %prod
+  output "l1" = %l1
+  output "ss" = %ss
   output "t" = %t
   output "cat" = %cat
   output "sum" = %sum
@@ -172,6 +180,54 @@ TEST(F64Codegen, DataMovementAndReductions) {
   EXPECT_EQ(run["sum"], (std::vector<double>{(0.1 + 0.2) + 0.3, (-1e-310 + 1e308) - 4.0}));
   EXPECT_EQ(run["mean"], (std::vector<double>{((0.1 + 0.2) + 0.3) / 3.0, (1e308 - 4.0) / 3.0}));
   EXPECT_EQ(run["max"], (std::vector<double>{0.1, 1e308, 0.3}));
+  EXPECT_EQ(run["min"], (std::vector<double>{0.1, -4.0}));
+  EXPECT_EQ(run["prod"], (std::vector<double>{(0.1 * 0.2) * 0.3, (-1e-310 * 1e308) * -4.0}));
+  EXPECT_EQ(run["l1"], (std::vector<double>{(0.1 + 0.2) + 0.3, (1e-310 + 1e308) + 4.0}));
+  EXPECT_EQ(run["ss"], (std::vector<double>{0.1 * 0.1 + 1e-310 * 1e-310, 0.2 * 0.2 + 1e308 * 1e308,
+                                            0.3 * 0.3 + 16.0}));
+}
+
+// The byte-moving kernels with 8-byte doubles: every value comes back bit for bit.
+TEST(F64Codegen, SlicePadGatherSplitTile) {
+  std::vector<double> x;
+  for (int i = 0; i < 12; ++i) x.push_back(i + 0.1);  // x[i] = i.1, not a float32
+  GraphRun run(R"(graph @g {
+  input %x : f64[3,4]
+  const %starts : i64[2] = [-1, 0]
+  const %ends : i64[2] = [-100, 4]
+  const %axes : i64[2] = [0, 1]
+  const %steps : i64[2] = [-2, 3]
+  %s = Slice(%x, %starts, %ends, %axes, %steps) : f64[2,2]
+  const %pads : i64[2] = [1, 2]
+  const %padaxes : i64[1] = [1]
+  %p = Pad(%s, %pads, none, %padaxes) {mode = "reflect"} : f64[2,5]
+  const %idx : i64[2] = [-1, 0]
+  %g = Gather(%x, %idx) {axis = 1} : f64[3,2]
+  const %gi : i64[1,2] = [2, 0]
+  %ge = GatherElements(%x, %gi) {axis = 0} : f64[1,2]
+  const %sizes : i64[2] = [1, 3]
+  %a, %b = Split(%x, %sizes) {axis = 1} : f64[3,1], f64[3,3]
+  const %reps : i64[2] = [1, 2]
+  %t = Tile(%a, %reps) : f64[3,2]
+  output "s" = %s
+  output "p" = %p
+  output "g" = %g
+  output "ge" = %ge
+  output "b" = %b
+  output "t" = %t
+})",
+               {{"x", x}});
+  auto at = [&](std::initializer_list<int> indices) {
+    std::vector<double> v;
+    for (int i : indices) v.push_back(x[size_t(i)]);
+    return v;
+  };
+  EXPECT_EQ(run["s"], at({8, 11, 0, 3}));
+  EXPECT_EQ(run["p"], at({11, 8, 11, 8, 11, 3, 0, 3, 0, 3}));
+  EXPECT_EQ(run["g"], at({3, 0, 7, 4, 11, 8}));
+  EXPECT_EQ(run["ge"], at({8, 1}));
+  EXPECT_EQ(run["b"], at({1, 2, 3, 5, 6, 7, 9, 10, 11}));
+  EXPECT_EQ(run["t"], at({0, 0, 4, 4, 8, 8}));
 }
 
 // Sqrt is the hardware instruction; floor and ceil are exact over the whole double range.
