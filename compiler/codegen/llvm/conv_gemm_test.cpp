@@ -123,6 +123,9 @@ TEST(ConvGemm, TileFollowsTheVectorUnit) {
   ConvGemmTile neon = convGemmTile(d, {4, 32});
   EXPECT_EQ(neon.nr(), 16);
   EXPECT_FALSE(convGemmTile(d, {0, 0}).applies());  // microcontrollers keep their kernels
+  d.bindingsMayAlias = true;
+  EXPECT_FALSE(convGemmTile(d, {8, 16}).applies());  // partial sums would clobber an operand
+  d.bindingsMayAlias = false;
   d.groups = 2;
   d.inputs[1] = f32({8, 4, 3, 3});
   EXPECT_FALSE(convGemmTile(d, {8, 16}).applies());  // grouped: the other kernels

@@ -85,6 +85,9 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
   if (d.inputs.size() < 2 || d.inputs[0].shape.size() != 4 || d.inputs[1].shape.size() != 4)
     return {};
   if (d.output.type != ElemType::F32) return {};
+  // Partial sums go through the output between K blocks: an operand sharing its bytes (a
+  // residual written in place) would be overwritten before the epilogue reads it.
+  if (d.bindingsMayAlias) return {};
   for (const BufferDesc& in : d.inputs)
     if (in.type != ElemType::F32) return {};
   if (!epilogueFitsTiles(d)) return {};
