@@ -7,10 +7,12 @@
 //   - x86 AVX-VNNI / AVX512-VNNI+VL: vpdpbusd multiplies u8 by s8, so x goes in as x + 128
 //     (x xor 0x80) and the accumulator starts 128 * sum(w) lower (see "offset" below).
 //   - AArch64 +dotprod: sdot on <16 x i8>, four i32 lanes of four-product sums.
-// A block of kBlock output channels shares every 16-byte load of x. The reduction runs over
-// the contiguous input channels of one tap, or over a whole kernel row (KW taps, KW * C
-// bytes, contiguous in x and w when the dilation is 1 and the row lies inside the image).
-// Leftover channels (C mod 16) are scalar; the lanes are summed once per output element.
+// A block of kBlock output channels shares every 16-byte load of x; pixels whose taps all
+// lie inside the image go kPairPixels at a time, sharing every load of w. The reduction
+// runs over the contiguous input channels of one tap, or over a whole kernel row (KW taps,
+// KW * C bytes, contiguous in x and w when the dilation is 1 and the row lies inside the
+// image). Leftover channels (C mod 16) are scalar. The block's lane sums share one shuffle
+// tree, and its bias, rescale, zero point and clamp run on <4 x i32>.
 //
 // Input zero point: with offset o (128 for VNNI, else 0) the kernels accumulate (x + o) * w
 // and need z = zx + o subtracted: the accumulator starts at -z * sum(w) (the lowering's
@@ -31,8 +33,8 @@ using Int8Dot = EmitTarget::Int8Dot;
 
 constexpr int64_t kChunk = 16;  // bytes of x and of w per dot-product step
 constexpr int64_t kBlock = 4;   // output channels per block (one x load serves all)
-constexpr int64_t kPairPixels =
-    2;  // neighbouring interior pixels per block (one w load serves all)
+// Neighbouring interior pixels per block (one w load serves all).
+constexpr int64_t kPairPixels = 2;
 // Largest stack table of per-channel weight sums a convolution computes for itself.
 constexpr int64_t kMaxWeightSumChannels = 4096;
 
