@@ -179,6 +179,25 @@ TEST(CliErrors, OutputsAndExpectedOutputs) {
       << values.err;
 }
 
+// An artifact compiled for a processor with AVX-VNNI (int8 dot products) is refused by name on
+// one without it, before any kernel runs.
+TEST(CliErrors, ArtifactNeedsVnni) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avxvnni")) GTEST_SKIP() << "this processor has AVX-VNNI";
+  std::string model = std::string(KILN_SOURCE_DIR) + "/examples/digits/model.onnx";
+  std::string out = f().dir + "/vnni.kiln";
+  CliResult compiled = runKiln({"compile", model, "-o", out, "--target=x86_64-v3",
+                                "--target-features=+avxvnni"});
+  ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
+  std::string image = std::string(KILN_SOURCE_DIR) + "/examples/digits/digit_0.npy";
+  expectError({"run", out, "--input=@" + image},
+              "cannot load '" + out + "': artifact needs CPU features this processor lacks: avxvnni");
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+}
+
 TEST(CliErrors, ExternalConstantsMissing) {
   CliResult r = runKiln({"run", f().external, "--input=@" + f().x, "--input=@" + f().y});
   EXPECT_EQ(r.exitCode, 1);

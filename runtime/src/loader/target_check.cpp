@@ -52,6 +52,12 @@ constexpr uint64_t compiledFeatures() {
 #ifdef __AVX512F__
   f |= KILN_X86_AVX512F;
 #endif
+#ifdef __AVX512VNNI__
+  f |= KILN_X86_AVX512VNNI;
+#endif
+#ifdef __AVXVNNI__
+  f |= KILN_X86_AVXVNNI;
+#endif
 #elif defined(__aarch64__)
   f |= KILN_AARCH64_NEON;
 #ifdef __ARM_FEATURE_DOTPROD

@@ -58,6 +58,16 @@ TEST(Validation, MissingCpuFeaturesAreNamed) {
             "artifact needs CPU features this processor lacks: avx512f avx512bw bit40");
 }
 
+// Kernels using vpdpbusd (int8 dot products) need VNNI, which an AVX-512 processor may lack.
+TEST(Validation, MissingVnniIsNamed) {
+  ArtifactSpec spec = base();
+  spec.cpuFeatures = KILN_X86_AVX2 | KILN_X86_AVX512VNNI | KILN_X86_AVXVNNI;
+  Loaded::Options options;
+  options.elfLoader = false;
+  EXPECT_EQ(loadError(writeArtifact(spec), KILN_ERROR_UNSUPPORTED, options),
+            "artifact needs CPU features this processor lacks: avx2 avx512vnni avxvnni");
+}
+
 TEST(Validation, DetectedFeaturesAreAccepted) {
   ArtifactSpec spec = base();
   spec.cpuFeatures = kiln_host_cpu_features();

@@ -32,7 +32,8 @@ std::vector<RecordedFeature> interestingFeatures(TargetArch arch) {
     case TargetArch::X86_64:
       return {{"sse4.2", "sse4.2"},     {"avx", "avx"},           {"avx2", "avx2"},
               {"fma", "fma"},           {"f16c", "f16c"},         {"avx512f", "avx512f"},
-              {"avx512bw", "avx512bw"}, {"avx512dq", "avx512dq"}, {"avx512vl", "avx512vl"}};
+              {"avx512bw", "avx512bw"}, {"avx512dq", "avx512dq"}, {"avx512vl", "avx512vl"},
+              {"avx512vnni", "avx512vnni"}, {"avxvnni", "avxvnni"}};
     case TargetArch::AArch64:
       return {{"neon", "neon"}, {"dotprod", "dotprod"}, {"fullfp16", "fp16"}};
     case TargetArch::RiscV64:

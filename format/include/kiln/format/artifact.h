@@ -73,6 +73,8 @@ enum {
   KILN_X86_AVX512DQ = 1u << 6,
   KILN_X86_AVX512VL = 1u << 7,
   KILN_X86_F16C = 1u << 8,
+  KILN_X86_AVX512VNNI = 1u << 9,
+  KILN_X86_AVXVNNI = 1u << 10,
   /* AArch64 */
   KILN_AARCH64_NEON = 1u << 0,
   KILN_AARCH64_DOTPROD = 1u << 1,
@@ -92,14 +94,15 @@ enum {
 
 /* Name of feature bit `bit` (0..63) of `arch`, or NULL if the bit has no meaning there. */
 static inline const char* kiln_cpu_feature_name(uint32_t arch, uint32_t bit) {
-  static const char* const x86[] = {"sse4.2",   "avx",      "avx2",     "fma", "avx512f",
-                                    "avx512bw", "avx512dq", "avx512vl", "f16c"};
+  static const char* const x86[] = {"sse4.2",   "avx",      "avx2",     "fma",
+                                    "avx512f",  "avx512bw", "avx512dq", "avx512vl",
+                                    "f16c",     "avx512vnni", "avxvnni"};
   static const char* const a64[] = {"neon", "dotprod", "fp16"};
   static const char* const arm[] = {"dsp", "fpv5-sp", "mve"};
   static const char* const rv[] = {"m", "a", "f", "d", "c", "v"};
   switch (arch) {
     case KILN_ARCH_X86_64:
-      return bit < 9 ? x86[bit] : NULL;
+      return bit < 11 ? x86[bit] : NULL;
     case KILN_ARCH_AARCH64:
       return bit < 3 ? a64[bit] : NULL;
     case KILN_ARCH_ARM:

@@ -35,6 +35,8 @@ extern "C" uint64_t kiln_host_cpu_features(void) {
   if (__builtin_cpu_supports("avx512dq")) f |= KILN_X86_AVX512DQ;
   if (__builtin_cpu_supports("avx512vl")) f |= KILN_X86_AVX512VL;
   if (__builtin_cpu_supports("f16c")) f |= KILN_X86_F16C;
+  if (__builtin_cpu_supports("avx512vnni")) f |= KILN_X86_AVX512VNNI;
+  if (__builtin_cpu_supports("avxvnni")) f |= KILN_X86_AVXVNNI;
 #elif defined(__aarch64__)
   unsigned long hw = getauxval(AT_HWCAP);
   f |= KILN_AARCH64_NEON;
