@@ -207,8 +207,7 @@ TEST(MatMulKernels, FusedResidualChainOnAccumulators) {
 }
 
 // A fused MLP head: Y = tailAlpha * act(alpha * A op(W1) + beta * c1) op(W2) + tailBeta * c2.
-void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB,
-                const std::string& target = "host") {
+KernelDesc chainDesc(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB) {
   KernelDesc d;
   d.kind = KernelKind::MatMul;
   d.name = "mlp";
@@ -227,6 +226,12 @@ void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool 
   d.tailTransB = tailTransB;
   d.tailAlpha = 1.5f;
   d.tailBeta = 0.5f;
+  return d;
+}
+
+void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB,
+                const std::string& target = "host") {
+  KernelDesc d = chainDesc(M, K, N1, N2, transB, tailTransB);
   auto a = randomFloats(size_t(M * K), 31), w1 = randomFloats(size_t(K * N1), 32);
   auto c1 = randomFloats(size_t(N1), 33), w2 = randomFloats(size_t(N1 * N2), 34);
   auto c2 = randomFloats(size_t(N2), 35);
@@ -259,6 +264,36 @@ TEST(MatMulKernels, FusedChainsSeveralRows) {
   checkChain(3, 40, 19, 10, true, true);
   checkChain(4, 9, 33, 21, false, true);
   checkChain(2, 30, 12, 7, true, true, "x86_64");
+}
+
+// Targets this machine cannot run: the tiles become multiply-adds on AVX-512's 16-lane zmm
+// registers and on NEON's 4-lane registers, for both tile forms and the fused chain.
+TEST(MatMulKernels, TilesUseEachTargetsVectors) {
+  std::vector<KernelDesc> kernels = {
+      productDesc({{}, {}, 1, 100, 64, false, true, 1.0f, 1.0f, {100}, Activation::Relu}),
+      productDesc({{}, {}, 13, 45, 64, false, false, 1.0f, 1.0f, {45}, Activation::None}),
+      chainDesc(1, 64, 40, 10, true, true)};
+  kernels[1].name = "tall";
+  kernels[2].name = "mlp";
+  struct Case {
+    const char* target;
+    const char* multiplyAdd;
+    const char* registers;
+  };
+  for (const Case& c : {Case{"x86_64-v4", "vfmadd", "zmm"}, Case{"aarch64", "fmla", ".4s"}}) {
+    TargetRequest request;
+    request.name = c.target;
+    CodegenResult result = generateKernels(kernels, resolveTarget(request));
+    std::string path = testing::writeTempFile(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    int vectorMultiplyAdds = 0;
+    for (size_t at = text.find(c.multiplyAdd); at != std::string::npos;
+         at = text.find(c.multiplyAdd, at + 1)) {
+      std::string line = text.substr(at, text.find('\n', at) - at);
+      vectorMultiplyAdds += line.find(c.registers) != std::string::npos;
+    }
+    EXPECT_GE(vectorMultiplyAdds, 16) << c.target;
+  }
 }
 
 }  // namespace
