@@ -148,6 +148,13 @@ TEST(ConvGemm, ThreeByThree) {
   check({1, 30, 9, 9, 6, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false);
 }
 
+TEST(ConvGemm, OneVectorTailsOverPanelPairs) {
+  check({1, 16, 7, 7, 64, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});  // 49 = 3 x 16 + 1
+  check({2, 24, 6, 4, 70, 1, 1});                                // direct, 24 = 16 + 8
+  check({1, 9, 7, 7, 64, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true}, false);
+  check({1, 5, 11, 56, 60, 3, 3, {1, 1}, {1, 1}, {0, 1, 0, 1}});  // 616 = 38 x 16 + 8
+}
+
 TEST(ConvGemm, LargeKernels) {
   check({1, 3, 40, 40, 10, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::Relu});
   check({1, 6, 15, 21, 8, 5, 5, {1, 2}, {1, 1}, {2, 1, 2, 3}});

@@ -108,7 +108,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   auto* intVecTy = llvm::FixedVectorType::get(i32, L);
   FusedEpilogue epilogue(kb);
   const bool chain = !d.epilogue.chain.nodes.empty();
-  Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
+  // A tail tile of one vector runs over two panels at once (2 x MR accumulators): one
+  // vector per k step would leave the FMA units waiting on loads.
+  const bool pairTail = tailWidth > 0 && tailWidth <= int64_t(L) && NRV >= 2;
+  Accumulators acc = makeAccumulators(kb, {pairTail ? 2 * MR : MR, NRV, L});
   llvm::Value* bPanel = nullptr;
   if (!direct) {
     auto* panel = llvm::cast<llvm::AllocaInst>(
@@ -198,6 +201,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     // The microkernel for one tile of `rows` output channels from panel `panel` over K range
     // [k0, k0 + kCount), B given by loadB: the tile starts from the bias (first) or the
     // partial sums in the output, and gets the epilogue if `last`.
+    // With rows = 2 * MR the tile spans panels `panel` and `panel` + 1.
     auto tileProduct = [&](llvm::Value* panel, int64_t rows, llvm::Value* p0, int64_t width,
                            llvm::Value* k0, int64_t kCount, const LoadB& loadB, llvm::Value* first,
                            llvm::Value* last) {
@@ -216,11 +220,13 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
           b.CreateStore(partial ? b.CreateSelect(first, start, partial) : start, acc[m][v]);
         }
       }
+      const int64_t stride = std::min(rows, MR);  // rows of a packed panel
       llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
-                                                 b.CreateMul(k0, kb.index(rows)))
+                                                 b.CreateMul(k0, kb.index(stride)))
                                    : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
       LoadA loadA = [&](llvm::Value* k, int64_t m) {
-        llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(rows)), kb.index(m))
+        llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(stride)),
+                                                kb.index(m / stride * K * MR + m % stride))
                                   : b.CreateAdd(k, kb.index(m * K));
         return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
       };
@@ -252,14 +258,38 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         [&](llvm::Value* k0, int64_t kCount,
             const std::function<LoadB(llvm::Value*, llvm::Value*, int64_t)>& bOf,
             llvm::Value* first, llvm::Value* last) {
-          auto panelRow = [&](llvm::Value* panel, int64_t rows) {
-            forTiles([&](llvm::Value* t, llvm::Value* p0, int64_t width) {
-              tileProduct(panel, rows, p0, width, k0, kCount, bOf(t, p0, width), first, last);
+          // Panel rows x the group's tiles; the tail tile only if `tail` (else the caller
+          // pairs it).
+          auto panelRow = [&](llvm::Value* panel, int64_t rows, bool tail) {
+            kb.forRange(kb.index(0), groupFull, [&](llvm::Value* t) {
+              llvm::Value* p0 = b.CreateAdd(groupStart, b.CreateMul(t, kb.index(NR)));
+              tileProduct(panel, rows, p0, NR, k0, kCount, bOf(t, p0, NR), first, last);
             });
+            if (tailWidth > 0 && tail)
+              kb.ifThen(hasTail, [&] {
+                tileProduct(panel, rows, tailStart, tailWidth, k0, kCount,
+                            bOf(groupFull, tailStart, tailWidth), first, last);
+              });
           };
-          kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelRow(panel, MR); });
+          if (pairTail) {
+            // Full panels two at a time, their tail tile as one 2 x MR tile; an odd one last.
+            llvm::Value* pairs = b.CreateUDiv(b.CreateSub(fullHi, panelLo), kb.index(2));
+            kb.forRange(kb.index(0), pairs, [&](llvm::Value* q) {
+              llvm::Value* panel = b.CreateAdd(panelLo, b.CreateMul(q, kb.index(2)));
+              panelRow(panel, MR, false);
+              panelRow(b.CreateAdd(panel, kb.index(1)), MR, false);
+              kb.ifThen(hasTail, [&] {
+                tileProduct(panel, 2 * MR, tailStart, tailWidth, k0, kCount,
+                            bOf(groupFull, tailStart, tailWidth), first, last);
+              });
+            });
+            llvm::Value* odd = b.CreateAdd(panelLo, b.CreateMul(pairs, kb.index(2)));
+            kb.ifThen(b.CreateICmpULT(odd, fullHi), [&] { panelRow(odd, MR, true); });
+          } else {
+            kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelRow(panel, MR, true); });
+          }
           if (remRows > 0)
-            kb.ifThen(hasRemainder, [&] { panelRow(kb.index(fullPanels), remRows); });
+            kb.ifThen(hasRemainder, [&] { panelRow(kb.index(fullPanels), remRows, true); });
         };
 
     if (direct) {
