@@ -264,6 +264,11 @@ TEST(MatMulKernels, FusedChainsSeveralRows) {
   checkChain(3, 40, 19, 10, true, true);
   checkChain(4, 9, 33, 21, false, true);
   checkChain(2, 30, 12, 7, true, true, "x86_64");
+  // Blocks of rows: 6-row broadcast tiles (13 rows: blocks of 6, 6 and 1), 2-row dot tiles
+  // (5 rows), and a hidden row too long for more than one row per block.
+  checkChain(13, 20, 24, 9, false, true);
+  checkChain(5, 33, 19, 6, true, false);
+  checkChain(3, 8, 1500, 4, true, true);
 }
 
 // Targets this machine cannot run: the tiles become multiply-adds on AVX-512's 16-lane zmm

@@ -2,9 +2,13 @@
 // workgroup item is one row m. The first product's row H[m, :] (N1 values) is accumulated in a
 // stack buffer, scaled, biased and passed through the epilogue chain there, then multiplied by
 // the second weights into the output row. The hidden row never reaches memory.
-// On targets with vector registers both products are batch-1 register tiles (matmul_tiles.h):
-// the scale, bias and epilogue are applied to the accumulators, which are stored once into the
-// buffer (first product) or the output row (second).
+// On targets with vector registers both products are register tiles (matmul_tiles.h) and a
+// work item is a block of rows (the first product's tile height, its hidden rows at most
+// 8 KiB): the first product's tiles go into the block's buffer with the scale, bias and
+// epilogue applied to the accumulators, so its weights stream once per block; then each hidden
+// row is multiplied by the second weights into its output row.
+#include <algorithm>
+
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
@@ -60,40 +64,67 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
   auto hiddenAt = [&](llvm::Value* n) { return b.CreateInBoundsGEP(floatTy, hidden, n); };
   FusedEpilogue epilogue(kb);
 
+  // A work item is a block of rows: the first product as tiles of the plan's height into a
+  // buffer of the block's hidden rows (at most kHiddenBlockFloats, so the stack stays small),
+  // its weights streamed once per block; then each hidden row times the second weights.
   const unsigned lanes = kb.target().vectorLanes;
-  std::optional<TilePlan> first = planMatMulTiles(1, N1, K, aM, aK, bK, bN, lanes);
+  constexpr int64_t kHiddenBlockFloats = 2048;  // 8 KiB
+  const int64_t blockCap = std::max<int64_t>(1, std::min<int64_t>(M, kHiddenBlockFloats / N1));
+  std::optional<TilePlan> first = planMatMulTiles(blockCap, N1, K, aM, aK, bK, bN, lanes);
   std::optional<TilePlan> second = planMatMulTiles(1, N2, N1, N1, 1, tK, tN, lanes);
   if (first && second) {
+    const int64_t blockRows = first->mr, blocks = tileCount(M, blockRows);
+    llvm::Value* block =
+        kb.local(llvm::ArrayType::get(floatTy, uint64_t(blockRows * N1)), "hidden.block");
     const int64_t biasStep = hasBias ? biasStrides.back() : 0;
     const int64_t tailStep = d.tailBias >= 0 ? tailBiasStrides.back() : 0;
-    kb.forWorkgroupShare(M, [&](llvm::Value* m) {
-      MatOperand a{kb.bindingPointer(0), b.CreateMul(m, kb.index(aM)), aM, aK};
+    kb.forWorkgroupShare(blocks, [&](llvm::Value* mTile) {
+      MatOperand a{kb.bindingPointer(0), kb.index(0), aM, aK};
       MatOperand w{kb.bindingPointer(1), kb.index(0), bK, bN};
-      FusedEpilogue::Row row;
-      if (!epilogue.empty()) row = epilogue.row(b.CreateMul(m, kb.index(N1)));
-      llvm::Value* biasRow = hasBias ? kb.linearize({m, kb.index(0)}, biasStrides) : nullptr;
-      emitRowProduct(
-          kb, *first, a, w, N1, K, hidden, kb.index(0),
-          [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
-            llvm::Value* at =
-                hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
-            v = scaleAndBias(kb, v, valid, d.alpha, hasBias ? 2 : -1, at, biasStep, d.beta);
-            return epilogueVector(kb, epilogue, v, valid, row, column);
-          });
-      MatOperand h{hidden, kb.index(0), N1, 1};
+      kb.forRange(0, tileCount(N1, first->nr), [&](llvm::Value* nTile) {
+        forTileSizes(
+            kb, *first, M, N1, mTile, nTile,
+            [&](llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols) {
+              TileRows tile = accumulateTile(kb, *first, a, w, m0, n0, rows, cols, K);
+              for (int64_t i = 0; i < rows; ++i) {
+                llvm::Value* m = b.CreateAdd(m0, kb.index(i));
+                FusedEpilogue::Row row;
+                if (!epilogue.empty()) row = epilogue.row(b.CreateMul(m, kb.index(N1)));
+                llvm::Value* biasRow =
+                    hasBias ? kb.linearize({m, kb.index(0)}, biasStrides) : nullptr;
+                for (const TileVector& run : tile[size_t(i)]) {
+                  llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+                  llvm::Value* at =
+                      hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep)))
+                              : nullptr;
+                  llvm::Value* v = scaleAndBias(kb, run.value, run.valid, d.alpha, hasBias ? 2 : -1,
+                                                at, biasStep, d.beta);
+                  v = epilogueVector(kb, epilogue, v, run.valid, row, column);
+                  storeLanes(kb, block, b.CreateAdd(kb.index(i * N1), column), v, run.valid);
+                }
+              }
+            });
+      });
+      // The second product, one hidden row of the block at a time.
+      llvm::Value* firstRow = b.CreateMul(mTile, kb.index(blockRows));
+      llvm::Value* rowsHere = kb.minValue(kb.index(blockRows), b.CreateSub(kb.index(M), firstRow));
       MatOperand w2{kb.bindingPointer(tailB), kb.index(0), tK, tN};
-      llvm::Value* tailRow =
-          d.tailBias >= 0 ? kb.linearize({m, kb.index(0)}, tailBiasStrides) : nullptr;
-      emitRowProduct(
-          kb, *second, h, w2, N2, N1, kb.bindingPointer(out), b.CreateMul(m, kb.index(N2)),
-          [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
-            llvm::Value* at = d.tailBias >= 0
-                                  ? b.CreateAdd(tailRow, b.CreateMul(column, kb.index(tailStep)))
-                                  : nullptr;
-            return scaleAndBias(kb, v, valid, d.tailAlpha, d.tailBias, at, tailStep, d.tailBeta);
-          });
+      kb.forRange(kb.index(0), rowsHere, [&](llvm::Value* i) {
+        llvm::Value* m = b.CreateAdd(firstRow, i);
+        MatOperand h{block, b.CreateMul(i, kb.index(N1)), N1, 1};
+        llvm::Value* tailRow =
+            d.tailBias >= 0 ? kb.linearize({m, kb.index(0)}, tailBiasStrides) : nullptr;
+        emitRowProduct(
+            kb, *second, h, w2, N2, N1, kb.bindingPointer(out), b.CreateMul(m, kb.index(N2)),
+            [&](llvm::Value* v, unsigned valid, llvm::Value* column) {
+              llvm::Value* at = d.tailBias >= 0
+                                    ? b.CreateAdd(tailRow, b.CreateMul(column, kb.index(tailStep)))
+                                    : nullptr;
+              return scaleAndBias(kb, v, valid, d.tailAlpha, d.tailBias, at, tailStep, d.tailBeta);
+            });
+      });
     });
-    return workgroupsFor(M, N1 * (K + N2));
+    return workgroupsFor(blocks, blockRows * N1 * (K + N2));
   }
 
   kb.forWorkgroupShare(M, [&](llvm::Value* m) {
