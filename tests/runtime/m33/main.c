@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kiln/format/artifact.h"
 #include "kiln/kiln.h"
 
 extern const uint8_t kiln_artifact[], kiln_artifact_end[];
@@ -57,7 +58,8 @@ int main(void) {
   /* A newer minor version is refused (the message is compiled out, the status is not). */
   if (size > sizeof corrupt) return 30;
   memcpy(corrupt, kiln_artifact, size);
-  corrupt[6] = (uint8_t)(corrupt[6] + 1);
+  corrupt[6] = (uint8_t)(KILN_FORMAT_MINOR + 1u); /* format_minor, little-endian u16 */
+  corrupt[7] = 0;
   kiln_module* bad = NULL;
   if (kiln_module_load(corrupt, size, &options, module_memory, sizeof module_memory, &bad) !=
       KILN_ERROR_VERSION) {
