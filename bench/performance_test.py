@@ -38,9 +38,9 @@ def main():
               "percent_of_peak": 80.0, "share": 0.16},
              {"index": 3, "node": "/layer1/layer1.0/conv2/Conv (Conv)", "cost": 231211008,
               "median_us": 2312.1, "gflops": 100.0, "percent_of_peak": 100.0, "share": 0.13}]
-    jitter = [{"variant": "plain", "p50": 100.0, "p99": 108.0, "jitter": 1.08,
+    jitter = {"mnist_cnn": [{"variant": "plain", "p50": 100.0, "p99": 108.0, "jitter": 1.08,
                "jitters": [1.08, 1.09, 1.07], "preempted": 0.01, "calm_p99": 105.0,
-               "calm_jitter": 1.05}]
+               "calm_jitter": 1.05}]}
     slowest = {"resnet18": {"sum_us": 18000.0, "count": 2, "top": [
         {"index": 2, "node": "/layer1/layer1.0/conv1/Conv (Conv)", "name": "Conv+Relu",
          "share": 0.16, "median_us": 2890.0, "cost_kind": "flops", "cost": 231211008,
