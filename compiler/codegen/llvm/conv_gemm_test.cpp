@@ -134,7 +134,8 @@ TEST(ConvGemm, TileFollowsTheVectorUnit) {
 TEST(ConvGemm, Pointwise) {
   check({1, 16, 7, 9, 13, 1, 1});          // direct B, 63 pixels (tail), OC % 6 = 1
   check({2, 40, 14, 14, 32, 1, 1});        // two images
-  check({1, 300, 4, 4, 12, 1, 1}, false);  // large K, unpacked weights
+  check({1, 300, 4, 4, 12, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
+  check({2, 160, 5, 5, 13, 1, 1});         // 1x1, C > kMaxDirectK: B packed in K blocks
   check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
 }
 

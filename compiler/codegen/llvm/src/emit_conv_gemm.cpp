@@ -4,7 +4,8 @@
 // output is the tile's rows, stored as they are.
 //  - A: the weights, packed at compile time in panels of MR output channels (weightPanel)
 //    so each k step's MR broadcasts are consecutive floats; unpacked OIHW also works.
-//  - B: for 1x1 / stride 1 / no padding the input itself (row k = channel k, stride H*W);
+//  - B: for 1x1 / stride 1 / no padding with at most kMaxDirectK channels the input itself
+//    (row k = channel k, stride H*W: the tile's rows stay in L1 across the panels);
 //    otherwise a K block x NR im2col panel per pixel tile on the stack: per tap (kh, kw) and
 //    channel one masked vector load (stride 1 with a row tile, or any tile when stride 1
 //    keeps the width so the input offset is pixel + constant), one masked load of stride x
@@ -35,6 +36,7 @@ namespace {
 constexpr int64_t kPanelFloats = 49152;  // a group's B panels: 192 KB (L2) at most
 constexpr int64_t kMaxBlockK = 256;      // K block: a tile's B (16 KB for NR = 16) stays in L1
 constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
+constexpr int64_t kMaxDirectK = 128;     // 1x1 convs read B in place up to this many channels
 constexpr int64_t kMinItems = 8;         // OC panels are split into groups until this many items
 
 }  // namespace
@@ -61,8 +63,11 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const bool packedA = d.weightPanel != 0;
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
-  const bool direct =
-      KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 && OH == H && OW == W;
+  // A 1x1 stride-1 convolution reads B straight from the input while a tile's rows (K of them,
+  // H*W apart, each touching one or two cache lines) stay in L1 across the output-channel
+  // panels; with more channels the tile is packed in K blocks like any other convolution.
+  const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 &&
+                      padLeft == 0 && OH == H && OW == W && C <= kMaxDirectK;
   // Flattened tiles waste no lanes at row ends and read contiguously when stride 1 keeps the
   // width; other convolutions with rows of a tile or more use row tiles (contiguous or
   // strided reads instead of gathers).
