@@ -25,29 +25,6 @@ std::vector<int64_t> stridesIn(const std::vector<int64_t>& shape, const std::vec
   return strides;
 }
 
-// The ops evalExpr evaluates on vectors (expr_eval.h: evaluatesOnVectors).
-bool vectorOp(ExprOp op) {
-  switch (op) {
-    case ExprOp::Input:
-    case ExprOp::Result:
-    case ExprOp::Constant:
-    case ExprOp::Neg:
-    case ExprOp::Abs:
-    case ExprOp::Relu:
-    case ExprOp::LeakyRelu:
-    case ExprOp::Clip:
-    case ExprOp::Add:
-    case ExprOp::Sub:
-    case ExprOp::Mul:
-    case ExprOp::Div:
-    case ExprOp::Max:
-    case ExprOp::Min:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The kernel applies the epilogue to vectors of consecutive pixels of one output channel,
 // which may span output rows: every chain input must be read by the flat pixel index, i.e.
 // contiguous (or broadcast) over H and W together.
@@ -56,8 +33,8 @@ bool epilogueFitsTiles(const KernelDesc& d) {
   if (e.act == Activation::Sigmoid || e.act == Activation::Tanh) return false;
   std::vector<int64_t> shape = e.shape.empty() ? d.output.shape : e.shape;
   if (shape.size() != 3 && shape.size() != 4) return e.chain.nodes.empty();
+  if (!evaluatesOnVectors(e.chain.nodes)) return false;
   for (const ExprNode& node : e.chain.nodes) {
-    if (node.type != ElemType::F32 || !vectorOp(node.op)) return false;
     if (node.op != ExprOp::Input) continue;
     std::vector<int64_t> s = stridesIn(d.inputs[size_t(node.input)].shape, shape);
     if (shape.size() == 4 && s[2] != s[3] * shape[3]) return false;

@@ -205,30 +205,4 @@ llvm::Value* evalExpr(KernelBuilder& kb, const std::vector<ExprNode>& nodes,
   return values.back();
 }
 
-bool evaluatesOnVectors(const std::vector<ExprNode>& nodes) {
-  for (const ExprNode& node : nodes) {
-    if (node.type != ElemType::F32) return false;
-    switch (node.op) {
-      case ExprOp::Input:
-      case ExprOp::Result:
-      case ExprOp::Constant:
-      case ExprOp::Neg:
-      case ExprOp::Abs:
-      case ExprOp::Relu:
-      case ExprOp::LeakyRelu:
-      case ExprOp::Clip:
-      case ExprOp::Add:
-      case ExprOp::Sub:
-      case ExprOp::Mul:
-      case ExprOp::Div:
-      case ExprOp::Max:
-      case ExprOp::Min:
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace kiln::codegen::detail

@@ -15,13 +15,9 @@ class KernelBuilder;
 // Emits the nodes in order and returns the last node's value. inputValue(node) supplies each
 // Input node's value (the caller loads it); `result` is the value of Result nodes (fused
 // epilogues; nullptr elsewhere). With lanes > 0 every value is a vector of that many lanes
-// (constants are splatted); only the ops of evaluatesOnVectors() may appear then.
+// (constants are splatted); only the ops of evaluatesOnVectors() (kernel_desc.h) may appear then.
 llvm::Value* evalExpr(KernelBuilder& kb, const std::vector<ExprNode>& nodes,
                       const std::function<llvm::Value*(const ExprNode&)>& inputValue,
                       llvm::Value* result = nullptr, unsigned lanes = 0);
-
-// True if every node is f32 and evaluates on vectors directly (inputs, constants, Neg, Abs,
-// Relu, LeakyRelu, Clip, Add, Sub, Mul, Div, Max, Min): no polynomial approximations.
-bool evaluatesOnVectors(const std::vector<ExprNode>& nodes);
 
 }  // namespace kiln::codegen::detail

@@ -51,6 +51,32 @@ const char* elemTypeName(ElemType type) {
 
 bool isFloat(ElemType type) { return type == ElemType::F32 || type == ElemType::F64; }
 
+bool evaluatesOnVectors(const std::vector<ExprNode>& nodes) {
+  for (const ExprNode& node : nodes) {
+    if (node.type != ElemType::F32) return false;
+    switch (node.op) {
+      case ExprOp::Input:
+      case ExprOp::Result:
+      case ExprOp::Constant:
+      case ExprOp::Neg:
+      case ExprOp::Abs:
+      case ExprOp::Relu:
+      case ExprOp::LeakyRelu:
+      case ExprOp::Clip:
+      case ExprOp::Add:
+      case ExprOp::Sub:
+      case ExprOp::Mul:
+      case ExprOp::Div:
+      case ExprOp::Max:
+      case ExprOp::Min:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 int64_t BufferDesc::elementCount() const {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;

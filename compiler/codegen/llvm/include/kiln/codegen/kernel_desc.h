@@ -75,6 +75,10 @@ struct ExprNode {
   double alpha = 0, beta = 0;
 };
 
+// Whether every node of an expression is an f32 op the code generator evaluates on whole
+// vectors (arithmetic, Min/Max, Relu/LeakyRelu/Clip, Neg/Abs); else it runs per element.
+bool evaluatesOnVectors(const std::vector<ExprNode>& nodes);
+
 // The result is the last node. Node types must be consistent (operands of arithmetic share
 // the result type; Cast changes it).
 struct ElementwiseExpr {
