@@ -18,7 +18,6 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
   const unsigned lanes = kb.target().vectorLanes;
   const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
   if (lanes < 4 || xs.size() != 4 || ws.size() != 4) return false;
   const int64_t N = xs[0], C = xs[1], OC = ws[0];
   if (C < 2 || d.groups != C || ws[1] != 1 || OC % C != 0) return false;
@@ -29,17 +28,7 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
     return false;
 
   llvm::IRBuilder<>& b = kb.b();
-  WindowGeometry g;
-  g.H = xs[2];
-  g.W = xs[3];
-  g.OH = ys[2];
-  g.OW = ys[3];
-  g.KH = ws[2];
-  g.KW = ws[3];
-  g.sh = d.strides[0];
-  g.sw = d.strides[1];
-  g.padTop = d.pads[0];
-  g.padLeft = d.pads[1];
+  const WindowGeometry g = windowGeometry(d, ws[2], ws[3]);
   const int64_t multiplier = OC / C;
   const int64_t taps = g.KH * g.KW;
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;

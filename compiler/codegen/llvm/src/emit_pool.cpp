@@ -48,17 +48,7 @@ bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
   if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
   if (d.strides[1] != 1 && d.strides[1] != 2) return false;
   llvm::IRBuilder<>& b = kb.b();
-  WindowGeometry g;
-  g.H = xs[2];
-  g.W = xs[3];
-  g.OH = ys[2];
-  g.OW = ys[3];
-  g.KH = d.kernelShape[0];
-  g.KW = d.kernelShape[1];
-  g.sh = d.strides[0];
-  g.sw = d.strides[1];
-  g.padTop = d.pads[0];
-  g.padLeft = d.pads[1];
+  const WindowGeometry g = windowGeometry(d, d.kernelShape[0], d.kernelShape[1]);
   const bool isMax = d.poolKind == PoolKind::Max;
   const bool all = d.countIncludePad;
   // Rows and columns counted by the average: inside the image, or the padded image.

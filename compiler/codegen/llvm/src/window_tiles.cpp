@@ -6,6 +6,23 @@
 #include <algorithm>
 
 namespace kiln::codegen::detail {
+
+WindowGeometry windowGeometry(const KernelDesc& d, int64_t KH, int64_t KW) {
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  WindowGeometry g;
+  g.H = xs[2];
+  g.W = xs[3];
+  g.OH = ys[2];
+  g.OW = ys[3];
+  g.KH = KH;
+  g.KW = KW;
+  g.sh = d.strides[0];
+  g.sw = d.strides[1];
+  g.padTop = d.pads[0];
+  g.padLeft = d.pads[1];
+  return g;
+}
 namespace {
 
 // Kernel-column loads of a tile: stride 1 loads V lanes per kernel column; stride 2 loads 2V

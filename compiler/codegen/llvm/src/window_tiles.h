@@ -28,6 +28,10 @@ struct WindowGeometry {
   int64_t padTop = 0, padLeft = 0;
 };
 
+// The geometry of an NCHW window kernel (depthwise conv, 2-D pool) with a KH x KW window:
+// planes from the input and output shapes, strides and begin pads from the descriptor.
+WindowGeometry windowGeometry(const KernelDesc& d, int64_t KH, int64_t KW);
+
 // One column tile shape of a row: `repeats` tiles of `lanes` columns from `start` on, side by
 // side. A looped tile (repeats counted at run time) is interior: no tap meets padding.
 struct ColumnTile {
