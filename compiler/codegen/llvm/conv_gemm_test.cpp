@@ -67,6 +67,7 @@ void check(const Case& t, bool pack = true) {
   std::vector<float> r = randomFloats(product(d.output.shape), 4);
   std::vector<std::vector<float>> inputs = {x, w};
   if (pack) {
+    d.weightLayout = ConvWeights::GemmPanels;
     d.weightPanel = tile.mr;
     inputs[1] = packConvWeightPanels(w, t.oc, k, tile.mr);
   }

@@ -45,10 +45,11 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
   ConvGemmTile plan = convGemmTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
   if (!plan.applies()) {
-    assert(d.weightPanel == 0 && "packed convolution weights need the GEMM kernel");
+    assert(d.weightLayout == ConvWeights::Oihw && "packed convolution weights need their kernel");
     return false;
   }
-  assert(d.weightPanel == 0 || d.weightPanel == plan.mr);
+  assert(d.weightLayout == ConvWeights::Oihw ||
+         (d.weightLayout == ConvWeights::GemmPanels && d.weightPanel == plan.mr));
   llvm::IRBuilder<>& b = kb.b();
   const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
@@ -60,7 +61,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t taps = KH * KW, K = C * taps, HW = H * W, OHW = OH * OW;
   const unsigned L = unsigned(plan.lanes);
   const int64_t MR = plan.mr, NRV = plan.nrVectors, NR = plan.nr();
-  const bool packedA = d.weightPanel != 0;
+  const bool packedA = d.weightLayout == ConvWeights::GemmPanels;
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
   // A 1x1 stride-1 convolution reads B straight from the input while a tile's rows (K of them,

@@ -27,7 +27,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
   int packed = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
-    if (desc.kind != KernelKind::Conv || desc.weightPanel != 0) continue;
+    if (desc.kind != KernelKind::Conv || desc.weightLayout != ConvWeights::Oihw) continue;
     ConvGemmTile tile = convGemmTile(desc, unit);
     if (!tile.applies()) continue;
     const ir::Binding* weights = nullptr;
@@ -46,6 +46,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
     std::memcpy(values.data(), constant.bytes.data(), bytes);
     std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.mr);
     std::memcpy(constant.bytes.data(), panels.data(), bytes);
+    desc.weightLayout = ConvWeights::GemmPanels;
     desc.weightPanel = tile.mr;
     ++packed;
   }

@@ -139,6 +139,13 @@ enum class KernelKind : uint8_t {
 enum class PoolKind : uint8_t { Max, Average };
 enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 enum class PadMode : uint8_t { Constant, Reflect, Edge };
+// Conv weights' layout in the weights binding (KernelDesc::weightLayout).
+enum class ConvWeights : uint8_t {
+  Oihw,            // the model's [OC][C/groups][KH][KW]
+  GemmPanels,      // panels of weightPanel output channels (emit_conv_gemm.cpp)
+  OcVectorPanels,  // [OC/NR][K][NR], output channels in vector lanes (small maps)
+  Winograd,        // transformed in the Winograd domain (3x3 stride 1)
+};
 
 struct KernelDesc {
   KernelKind kind = KernelKind::Elementwise;
@@ -160,8 +167,12 @@ struct KernelDesc {
   int64_t depthKernel = 1, depthStride = 1, depthDilation = 1;  // Pool's KD; Conv reads W
   int64_t depthPadBegin = 0, depthPadEnd = 0;
   int64_t groups = 1;
-  // Conv: the weights binding holds panels of this many output channels in the GEMM kernel's
-  // order (conv_gemm_plan.h: packConvWeightPanels); 0: OIHW as the model gives them.
+  // Conv: the layout the weights binding was packed in at compile time, which also names the
+  // kernel that reads it (packConvWeights decides; conv_gemm_plan.h). Oihw: as the model gives
+  // them, read by any convolution kernel.
+  ConvWeights weightLayout = ConvWeights::Oihw;
+  // GemmPanels: panels of this many output channels in the GEMM kernel's order
+  // (packConvWeightPanels); 0 with Oihw.
   int64_t weightPanel = 0;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
