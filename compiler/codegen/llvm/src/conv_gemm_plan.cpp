@@ -78,6 +78,12 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
   return tile;
 }
 
+ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit) {
+  // The most specialised kernel that takes the convolution and measurably wins, first.
+  if (convGemmTile(desc, unit).applies()) return ConvWeights::GemmPanels;
+  return ConvWeights::Oihw;
+}
+
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
                                         int64_t mr) {
   assert(int64_t(weights.size()) == oc * k && mr > 0);

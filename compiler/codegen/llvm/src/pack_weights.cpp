@@ -28,8 +28,8 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
     if (desc.kind != KernelKind::Conv || desc.weightLayout != ConvWeights::Oihw) continue;
-    ConvGemmTile tile = convGemmTile(desc, unit);
-    if (!tile.applies()) continue;
+    ConvWeights layout = chooseConvWeights(desc, unit);
+    if (layout == ConvWeights::Oihw) continue;
     const ir::Binding* weights = nullptr;
     for (const ir::Binding& binding : graph.dispatches[i].bindings)
       if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
@@ -44,10 +44,20 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
       continue;
     std::vector<float> values(size_t(oc * k));
     std::memcpy(values.data(), constant.bytes.data(), bytes);
-    std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.mr);
-    std::memcpy(constant.bytes.data(), panels.data(), bytes);
-    desc.weightLayout = ConvWeights::GemmPanels;
-    desc.weightPanel = tile.mr;
+    switch (layout) {
+      case ConvWeights::GemmPanels: {
+        ConvGemmTile tile = convGemmTile(desc, unit);
+        std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.mr);
+        std::memcpy(constant.bytes.data(), panels.data(), bytes);
+        desc.weightPanel = tile.mr;
+        break;
+      }
+      case ConvWeights::OcVectorPanels:
+      case ConvWeights::Winograd:
+      case ConvWeights::Oihw:
+        continue;  // not chosen yet
+    }
+    desc.weightLayout = layout;
     ++packed;
   }
   return packed;

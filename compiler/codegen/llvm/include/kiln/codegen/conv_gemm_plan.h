@@ -48,6 +48,10 @@ struct ConvGemmTile {
 // no vector unit). Ignores desc.weightPanel.
 ConvGemmTile convGemmTile(const KernelDesc& desc, VectorUnit unit);
 
+// Which packed layout (and so which kernel) a convolution whose weights can be packed takes
+// on `unit`; Oihw if none of the packed kernels applies.
+ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit);
+
 // OIHW weights (oc rows of k values) in panel order for panels of `mr` rows (see above).
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
                                         int64_t mr);
