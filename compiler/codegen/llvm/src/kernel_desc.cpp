@@ -186,7 +186,8 @@ std::string KernelDesc::key() const {
       [[fallthrough]];
     case KernelKind::MatMul:
       os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '
-         << epilogue.beta << " t" << transA << transB << " ab" << alpha << ' ' << beta;
+         << epilogue.beta << " t" << transA << transB << " ab" << alpha << ' ' << beta
+         << " bp" << bPanel;
       printList(os, " chain", epilogue.shape);
       printExpr(os, epilogue.chain);
       os << " chainInputs" << epilogue.inputCount << " tail" << tailB << ',' << tailBias << ','

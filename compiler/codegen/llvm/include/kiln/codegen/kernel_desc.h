@@ -181,6 +181,10 @@ struct KernelDesc {
   // MatMul / Gemm: Y = alpha * op(A) op(B) + beta * C
   bool transA = false, transB = false;
   float alpha = 1.0f, beta = 1.0f;
+  // B (inputs[1]) packed at compile time in column panels of this many columns of op(B)
+  // (packMatMulWeights, matmul_pack.h); its shape and transB still describe the model's
+  // layout. 0: B as the model gives it.
+  int64_t bPanel = 0;
   // MatMul with a fused second product (an MLP head, emit_matmul_chain.cpp): each row H of
   // the first product, after the epilogue, becomes output row tailAlpha * H op(inputs[tailB])
   // + tailBeta * inputs[tailBias] (tailBias -1: none). A, B are rank 2; `output` is the
