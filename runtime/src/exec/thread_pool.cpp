@@ -1,102 +1,201 @@
 // Thread-pool executor: a stage's dispatches are flattened into (dispatch, workgroup) items that
-// the workers and the calling thread take from one atomic counter, so a stage's independent
+// the workers and the calling thread claim from one atomic cursor, so a stage's independent
 // dispatches run concurrently and each dispatch's workgroups spread over the threads. The
-// calling thread returns once every item of the stage has finished. Plain pthreads (rather than
-// std::thread) keep the host runtime small.
+// calling thread returns once every item of the stage has finished.
+//
+// The handoff between stages is what a model of many small stages pays per stage, so it avoids
+// the kernel when it can: a worker that has finished a stage spins (with a pause instruction)
+// on the cursor for the next stage's epoch for up to kSpinBudgetNs, and only then sleeps on a
+// condition variable; the caller wakes sleepers only when there are some. Likewise the caller
+// spins for the workers' last items before it sleeps. So back-to-back stages cost a few cache
+// line transfers, while an idle pool (a loaded model with no traffic) sleeps after the budget.
+//
+// The cursor packs (epoch << 32 | items not yet claimed). A thread claims the item `remaining-1`
+// by compare-and-swap against the exact cursor value it saw, so it can never claim an item of a
+// stage other than the one whose epoch it read; and a stage's data (dispatches, firstItem) stays
+// unchanged until every claimed item has finished, so a thread reads it only after a claim.
+// Plain pthreads (rather than std::thread) keep the host runtime small.
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <atomic>
 #include <new>
 
+#include "thread_pool_internal.h"
 #include "kiln/kiln_host.h"
 
 namespace {
 
 constexpr uint32_t kMaxStageDispatches = 4096;  // larger stages run in several parts
+// How long a thread spins for the next stage (or, the caller, for the stage's last items)
+// before it sleeps. Long enough to cover the caller's work between two stages and the
+// imbalance of a stage's last workgroups; short enough that an idle pool soon sleeps.
+constexpr uint64_t kSpinBudgetNs = 200 * 1000;
+constexpr uint32_t kSpinsPerClockRead = 64;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield" ::: "memory");
+#else
+  __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+uint64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// Spins until `done()` holds or the budget is spent; returns whether it holds.
+template <typename Done>
+bool spinUntil(Done done) {
+  uint64_t deadline = 0;
+  for (uint32_t spins = 1;; ++spins) {
+    if (done()) return true;
+    cpuRelax();
+    if (spins % kSpinsPerClockRead == 0) {
+      uint64_t now = nowNs();
+      if (deadline == 0) {
+        deadline = now + kSpinBudgetNs;
+      } else if (now >= deadline) {
+        return done();
+      }
+    }
+  }
+}
+
+constexpr uint32_t epochOf(uint64_t cursor) { return uint32_t(cursor >> 32); }
+constexpr uint32_t remainingOf(uint64_t cursor) { return uint32_t(cursor); }
 
 }  // namespace
 
 struct kiln_thread_pool {
+  // Written by the caller, read by every thread: its own cache line.
+  alignas(64) std::atomic<uint64_t> cursor;  // epoch << 32 | items not yet claimed
+  const kiln_dispatch* dispatches;           // the current stage (stable while it runs)
+  uint32_t stageCount;
+  std::atomic<bool> stopping;
+  // Written by every thread that finishes an item.
+  alignas(64) std::atomic<uint32_t> finished;  // items of the current stage that have finished
+  alignas(64) std::atomic<uint32_t> sleepers;  // workers asleep (or going to sleep) on `wake`
+  std::atomic<bool> callerSleeping;            // the caller sleeps (or is about to) on `done`
+  std::atomic<uint64_t> sleeps;                // how often a worker went to sleep (tests)
+
   kiln_executor executor;
   pthread_t* workers;
   uint32_t workerCount;
   pthread_mutex_t stageMutex;  // one stage at a time per pool
-
-  pthread_mutex_t mutex;
-  pthread_cond_t wake;  // workers wait here for a new stage
-  pthread_cond_t idle;  // the caller waits here for the workers to leave a stage
-  uint64_t generation;  // bumped per stage
-  bool stopping;
-  uint32_t active;  // workers inside the current stage
-
-  // The current stage (written under `mutex` while no worker is inside a stage).
-  const kiln_dispatch* dispatches;
-  uint32_t stageCount;
+  pthread_mutex_t mutex;       // guards the sleeps on `wake` and `done`
+  pthread_cond_t wake;         // workers sleep here until a new epoch or `stopping`
+  pthread_cond_t done;         // the caller sleeps here until the stage's items have finished
   uint32_t firstItem[kMaxStageDispatches + 1];  // first item of each dispatch, then the total
-  std::atomic<uint32_t> next;
 };
 
 namespace {
 
-// Runs items of the current stage until none are left.
-void drain(kiln_thread_pool& pool, uint32_t count) {
-  const uint32_t* first = pool.firstItem;
-  uint32_t total = first[count];
+// Claims and runs items of the stage whose cursor value `seen` a thread has read, until that
+// stage has no unclaimed items left (or a newer stage has replaced it).
+void drain(kiln_thread_pool& pool, uint64_t seen) {
+  uint64_t c = seen;
   uint32_t d = 0;
-  for (uint32_t item = pool.next.fetch_add(1, std::memory_order_relaxed); item < total;
-       item = pool.next.fetch_add(1, std::memory_order_relaxed)) {
-    while (item >= first[d + 1]) ++d;  // each thread takes items in increasing order
+  bool located = false;
+  while (remainingOf(c) != 0) {
+    if (!pool.cursor.compare_exchange_weak(c, c - 1, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      if (epochOf(c) != epochOf(seen)) return;
+      continue;
+    }
+    // Claimed: the stage cannot finish before this item does, so its data stays put.
+    uint32_t item = remainingOf(c) - 1;
+    if (!located) d = pool.stageCount - 1, located = true;
+    while (item < pool.firstItem[d]) --d;  // a thread takes items in decreasing order
     const kiln_dispatch& dispatch = pool.dispatches[d];
-    dispatch.kernel(dispatch.bindings, item - first[d], dispatch.workgroup_count);
+    uint32_t total = pool.firstItem[pool.stageCount];
+    dispatch.kernel(dispatch.bindings, item - pool.firstItem[d], dispatch.workgroup_count);
+    if (pool.finished.fetch_add(1, std::memory_order_seq_cst) + 1 == total &&
+        pool.callerSleeping.load(std::memory_order_seq_cst)) {
+      pthread_mutex_lock(&pool.mutex);  // the caller is in (or about to enter) its wait
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.mutex);
+    }
+    c = pool.cursor.load(std::memory_order_acquire);
+    if (epochOf(c) != epochOf(seen)) return;
   }
+}
+
+// Waits for a stage with an epoch other than `seenEpoch` (or for `stopping`) and returns the
+// cursor value it found.
+uint64_t waitForStage(kiln_thread_pool& pool, uint32_t seenEpoch) {
+  uint64_t c = 0;
+  auto ready = [&] {
+    c = pool.cursor.load(std::memory_order_acquire);
+    return epochOf(c) != seenEpoch || pool.stopping.load(std::memory_order_relaxed);
+  };
+  if (spinUntil(ready)) return c;
+  pthread_mutex_lock(&pool.mutex);
+  pool.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  pool.sleeps.fetch_add(1, std::memory_order_relaxed);
+  // seq_cst pairs with the caller's store of the cursor and load of `sleepers`: either this
+  // load sees the new epoch, or the caller sees a sleeper and broadcasts under the mutex.
+  while (epochOf(pool.cursor.load(std::memory_order_seq_cst)) == seenEpoch &&
+         !pool.stopping.load(std::memory_order_relaxed)) {
+    pthread_cond_wait(&pool.wake, &pool.mutex);
+  }
+  pool.sleepers.fetch_sub(1, std::memory_order_relaxed);
+  pthread_mutex_unlock(&pool.mutex);
+  return pool.cursor.load(std::memory_order_acquire);
 }
 
 void* workerLoop(void* arg) {
   kiln_thread_pool& pool = *static_cast<kiln_thread_pool*>(arg);
-  uint64_t seen = 0;
+  uint32_t seenEpoch = 0;
   for (;;) {
-    pthread_mutex_lock(&pool.mutex);
-    while (!pool.stopping && pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mutex);
-    if (pool.stopping) {
-      pthread_mutex_unlock(&pool.mutex);
-      return nullptr;
-    }
-    seen = pool.generation;
-    ++pool.active;
-    uint32_t count = pool.stageCount;
-    pthread_mutex_unlock(&pool.mutex);
-    drain(pool, count);
-    pthread_mutex_lock(&pool.mutex);
-    if (--pool.active == 0) pthread_cond_signal(&pool.idle);
-    pthread_mutex_unlock(&pool.mutex);
+    uint64_t c = waitForStage(pool, seenEpoch);
+    if (pool.stopping.load(std::memory_order_relaxed)) return nullptr;
+    seenEpoch = epochOf(c);
+    drain(pool, c);
   }
 }
 
 void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t count) {
-  pthread_mutex_lock(&pool.mutex);
-  // A worker that woke too late for the previous stage may still be leaving it.
-  while (pool.active != 0) pthread_cond_wait(&pool.idle, &pool.mutex);
+  // Every item of the previous stage has finished, so no thread reads the stage data now.
   pool.dispatches = dispatches;
+  pool.stageCount = count;
   pool.firstItem[0] = 0;
   for (uint32_t d = 0; d < count; ++d)
     pool.firstItem[d + 1] = pool.firstItem[d] + dispatches[d].workgroup_count;
-  pool.next.store(0, std::memory_order_relaxed);
-  pool.stageCount = count;
-  ++pool.generation;
-  pthread_cond_broadcast(&pool.wake);
-  pthread_mutex_unlock(&pool.mutex);
-  drain(pool, count);
-  // Every item has been taken; wait for the workers that joined to finish theirs.
+  uint32_t total = pool.firstItem[count];
+  if (total == 0) return;
+  pool.finished.store(0, std::memory_order_relaxed);
+  uint64_t epoch = epochOf(pool.cursor.load(std::memory_order_relaxed)) + 1u;
+  uint64_t c = (uint64_t(uint32_t(epoch)) << 32) | total;
+  pool.cursor.store(c, std::memory_order_seq_cst);  // publishes the stage
+  if (pool.sleepers.load(std::memory_order_seq_cst) != 0) {
+    pthread_mutex_lock(&pool.mutex);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mutex);
+  }
+  drain(pool, c);
+  // Every item has been claimed; wait for the workers to finish theirs.
+  auto stageDone = [&] { return pool.finished.load(std::memory_order_acquire) == total; };
+  if (spinUntil(stageDone)) return;
   pthread_mutex_lock(&pool.mutex);
-  while (pool.active != 0) pthread_cond_wait(&pool.idle, &pool.mutex);
+  pool.callerSleeping.store(true, std::memory_order_seq_cst);
+  while (pool.finished.load(std::memory_order_seq_cst) != total)
+    pthread_cond_wait(&pool.done, &pool.mutex);
+  pool.callerSleeping.store(false, std::memory_order_relaxed);
   pthread_mutex_unlock(&pool.mutex);
 }
 
 void runStage(void* self, const kiln_dispatch* dispatches, uint32_t count) {
   kiln_thread_pool& pool = *static_cast<kiln_thread_pool*>(self);
-  if (pool.workerCount == 0 || (count == 1 && dispatches[0].workgroup_count == 1)) {
-    // Nothing to share: waking the workers would only add latency.
+  if (pool.workerCount == 0 || (count == 1 && dispatches[0].workgroup_count <= 1)) {
+    // Nothing to share: handing it over would only add latency.
     for (uint32_t d = 0; d < count; ++d)
       for (uint32_t wg = 0; wg < dispatches[d].workgroup_count; ++wg)
         dispatches[d].kernel(dispatches[d].bindings, wg, dispatches[d].workgroup_count);
@@ -115,8 +214,11 @@ void runStage(void* self, const kiln_dispatch* dispatches, uint32_t count) {
 extern "C" kiln_status_t kiln_thread_pool_create(uint32_t threads, kiln_thread_pool** out_pool) {
   if (!out_pool || threads == 0 || threads > 1024) return KILN_ERROR_INVALID_ARGUMENT;
   *out_pool = nullptr;
-  void* memory = calloc(1, sizeof(kiln_thread_pool));
+  constexpr size_t kAlign = alignof(kiln_thread_pool);
+  size_t bytes = (sizeof(kiln_thread_pool) + kAlign - 1) / kAlign * kAlign;
+  void* memory = aligned_alloc(kAlign, bytes);
   if (!memory) return KILN_ERROR_OUT_OF_MEMORY;
+  memset(memory, 0, bytes);
   kiln_thread_pool* pool = new (memory) kiln_thread_pool();
   pool->workers = static_cast<pthread_t*>(calloc(threads, sizeof(pthread_t)));
   if (!pool->workers) {
@@ -129,7 +231,7 @@ extern "C" kiln_status_t kiln_thread_pool_create(uint32_t threads, kiln_thread_p
   pthread_mutex_init(&pool->stageMutex, nullptr);
   pthread_mutex_init(&pool->mutex, nullptr);
   pthread_cond_init(&pool->wake, nullptr);
-  pthread_cond_init(&pool->idle, nullptr);
+  pthread_cond_init(&pool->done, nullptr);
   for (uint32_t i = 1; i < threads; ++i) {
     if (pthread_create(&pool->workers[pool->workerCount], nullptr, workerLoop, pool) != 0) break;
     ++pool->workerCount;
@@ -140,15 +242,15 @@ extern "C" kiln_status_t kiln_thread_pool_create(uint32_t threads, kiln_thread_p
 
 extern "C" void kiln_thread_pool_destroy(kiln_thread_pool* pool) {
   if (!pool) return;
-  pthread_mutex_lock(&pool->mutex);
-  pool->stopping = true;
+  pool->stopping.store(true, std::memory_order_seq_cst);
+  pthread_mutex_lock(&pool->mutex);  // a worker checks `stopping` under the mutex before sleeping
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
   for (uint32_t i = 0; i < pool->workerCount; ++i) pthread_join(pool->workers[i], nullptr);
   pthread_mutex_destroy(&pool->stageMutex);
   pthread_mutex_destroy(&pool->mutex);
   pthread_cond_destroy(&pool->wake);
-  pthread_cond_destroy(&pool->idle);
+  pthread_cond_destroy(&pool->done);
   free(pool->workers);
   pool->~kiln_thread_pool();
   free(pool);
@@ -157,3 +259,15 @@ extern "C" void kiln_thread_pool_destroy(kiln_thread_pool* pool) {
 extern "C" const kiln_executor* kiln_thread_pool_executor(const kiln_thread_pool* pool) {
   return pool ? &pool->executor : nullptr;
 }
+
+namespace kiln {
+
+uint32_t threadPoolSleepingWorkers(const kiln_thread_pool* pool) {
+  return pool->sleepers.load(std::memory_order_seq_cst);
+}
+
+uint64_t threadPoolSleeps(const kiln_thread_pool* pool) {
+  return pool->sleeps.load(std::memory_order_relaxed);
+}
+
+}  // namespace kiln
