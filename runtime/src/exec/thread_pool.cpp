@@ -4,9 +4,9 @@
 // calling thread returns once every item of the stage has finished.
 //
 // The handoff between stages is what a model of many small stages pays per stage, so it avoids
-// the kernel when it can: a worker that has finished a stage spins (with a pause instruction)
-// on the cursor for the next stage's epoch for up to kSpinBudgetNs, and only then sleeps on a
-// condition variable; the caller wakes sleepers only when there are some. Likewise the caller
+// the kernel when it can: a worker that has finished a stage spins on the cursor for the next
+// stage's epoch (see spinUntil) for up to kSpinBudgetNs, and only then sleeps on a condition
+// variable; the caller wakes sleepers only when there are some. Likewise the caller
 // spins for the workers' last items before it sleeps. So back-to-back stages cost a few cache
 // line transfers, while an idle pool (a loaded model with no traffic) sleeps after the budget.
 //
@@ -16,6 +16,7 @@
 // unchanged until every claimed item has finished, so a thread reads it only after a claim.
 // Plain pthreads (rather than std::thread) keep the host runtime small.
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,10 +30,14 @@
 namespace {
 
 constexpr uint32_t kMaxStageDispatches = 4096;  // larger stages run in several parts
-// How long a thread spins for the next stage (or, the caller, for the stage's last items)
-// before it sleeps. Long enough to cover the caller's work between two stages and the
-// imbalance of a stage's last workgroups; short enough that an idle pool soon sleeps.
-constexpr uint64_t kSpinBudgetNs = 200 * 1000;
+// How long a thread waits for the next stage (or, the caller, for the stage's last items)
+// before it sleeps: first spinning with a pause instruction, then yielding the processor
+// between checks (on a machine with more runnable threads than processors a spinning thread
+// would take the processor from the very thread it waits for). Long enough to cover the
+// caller's work between two stages and the imbalance of a stage's last workgroups; short
+// enough that an idle pool soon sleeps.
+constexpr uint64_t kPauseSpinNs = 50 * 1000;
+constexpr uint64_t kSpinBudgetNs = 500 * 1000;
 constexpr uint32_t kSpinsPerClockRead = 64;
 
 inline void cpuRelax() {
@@ -54,17 +59,20 @@ uint64_t nowNs() {
 // Spins until `done()` holds or the budget is spent; returns whether it holds.
 template <typename Done>
 bool spinUntil(Done done) {
-  uint64_t deadline = 0;
+  uint64_t start = 0;
+  bool yielding = false;
   for (uint32_t spins = 1;; ++spins) {
     if (done()) return true;
-    cpuRelax();
-    if (spins % kSpinsPerClockRead == 0) {
+    if (yielding) {
+      sched_yield();
+    } else {
+      cpuRelax();
+    }
+    if (yielding || spins % kSpinsPerClockRead == 0) {
       uint64_t now = nowNs();
-      if (deadline == 0) {
-        deadline = now + kSpinBudgetNs;
-      } else if (now >= deadline) {
-        return done();
-      }
+      if (start == 0) start = now;
+      if (now - start >= kSpinBudgetNs) return done();
+      yielding = now - start >= kPauseSpinNs;
     }
   }
 }
@@ -99,32 +107,41 @@ struct kiln_thread_pool {
 namespace {
 
 // Claims and runs items of the stage whose cursor value `seen` a thread has read, until that
-// stage has no unclaimed items left (or a newer stage has replaced it).
+// stage has no unclaimed items left (or a newer stage has replaced it), then counts the items
+// it ran into `finished` at once (one contended write per thread and stage, not per item).
+// Claims are guided: a share of what remains (at least one item), so a stage of many tiny
+// items does not bounce the cursor between the threads per item, while the last items still
+// go one at a time to whichever thread is free.
 void drain(kiln_thread_pool& pool, uint64_t seen) {
   uint64_t c = seen;
-  uint32_t d = 0;
-  bool located = false;
+  uint32_t ran = 0, total = 0, d = 0;
+  uint32_t shares = 2 * (pool.workerCount + 1);
   while (remainingOf(c) != 0) {
-    if (!pool.cursor.compare_exchange_weak(c, c - 1, std::memory_order_acquire,
+    uint32_t claim = remainingOf(c) / shares;
+    if (claim == 0) claim = 1;
+    if (!pool.cursor.compare_exchange_weak(c, c - claim, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
-      if (epochOf(c) != epochOf(seen)) return;
+      if (epochOf(c) != epochOf(seen)) break;  // only while ran == 0: see below
       continue;
     }
-    // Claimed: the stage cannot finish before this item does, so its data stays put.
-    uint32_t item = remainingOf(c) - 1;
-    if (!located) d = pool.stageCount - 1, located = true;
-    while (item < pool.firstItem[d]) --d;  // a thread takes items in decreasing order
-    const kiln_dispatch& dispatch = pool.dispatches[d];
-    uint32_t total = pool.firstItem[pool.stageCount];
-    dispatch.kernel(dispatch.bindings, item - pool.firstItem[d], dispatch.workgroup_count);
-    if (pool.finished.fetch_add(1, std::memory_order_seq_cst) + 1 == total &&
-        pool.callerSleeping.load(std::memory_order_seq_cst)) {
-      pthread_mutex_lock(&pool.mutex);  // the caller is in (or about to enter) its wait
-      pthread_cond_signal(&pool.done);
-      pthread_mutex_unlock(&pool.mutex);
+    // Claimed items [remaining - claim, remaining): the stage cannot finish before this thread
+    // counts its items, so its data stays put (and its epoch: a thread with items still to
+    // count never sees another epoch).
+    if (ran == 0) d = pool.stageCount - 1, total = pool.firstItem[pool.stageCount];
+    for (uint32_t item = remainingOf(c); item-- > remainingOf(c) - claim;) {
+      while (item < pool.firstItem[d]) --d;  // a thread takes items in decreasing order
+      const kiln_dispatch& dispatch = pool.dispatches[d];
+      dispatch.kernel(dispatch.bindings, item - pool.firstItem[d], dispatch.workgroup_count);
     }
-    c = pool.cursor.load(std::memory_order_acquire);
-    if (epochOf(c) != epochOf(seen)) return;
+    ran += claim;
+    c = pool.cursor.load(std::memory_order_relaxed);
+  }
+  if (ran == 0) return;
+  if (pool.finished.fetch_add(ran, std::memory_order_seq_cst) + ran == total &&
+      pool.callerSleeping.load(std::memory_order_seq_cst)) {
+    pthread_mutex_lock(&pool.mutex);  // the caller is in (or about to enter) its wait
+    pthread_cond_signal(&pool.done);
+    pthread_mutex_unlock(&pool.mutex);
   }
 }
 
