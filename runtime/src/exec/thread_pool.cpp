@@ -10,10 +10,14 @@
 // spins for the workers' last items before it sleeps. So back-to-back stages cost a few cache
 // line transfers, while an idle pool (a loaded model with no traffic) sleeps after the budget.
 //
-// The cursor packs (epoch << 32 | items not yet claimed). A thread claims the item `remaining-1`
-// by compare-and-swap against the exact cursor value it saw, so it can never claim an item of a
-// stage other than the one whose epoch it read; and a stage's data (dispatches, firstItem) stays
-// unchanged until every claimed item has finished, so a thread reads it only after a claim.
+// The cursor packs (epoch:16 | lo:24 | hi:24): the stage's unclaimed items are [lo, hi). The
+// workers claim from the bottom and the caller from the top, so in consecutive stages each
+// thread tends to get the same part of the items (the same part of the tensors, which then
+// stay in its core's caches). A claim is a compare-and-swap against the exact cursor value
+// the thread read, so a thread never claims an item of a stage other than the current one;
+// and a stage's data (dispatches, firstItem) stays unchanged until every thread has counted
+// the items it claimed, so a thread reads it only after a claim. (An epoch wrapping around
+// while a worker is asleep only makes it miss that stage: the caller runs what is left.)
 // Plain pthreads (rather than std::thread) keep the host runtime small.
 #include <pthread.h>
 #include <sched.h>
@@ -77,14 +81,19 @@ bool spinUntil(Done done) {
   }
 }
 
-constexpr uint32_t epochOf(uint64_t cursor) { return uint32_t(cursor >> 32); }
-constexpr uint32_t remainingOf(uint64_t cursor) { return uint32_t(cursor); }
+constexpr uint32_t kMaxStageItems = (1u << 24) - 1;  // the cursor's 24-bit item indices
+constexpr uint32_t epochOf(uint64_t cursor) { return uint32_t(cursor >> 48); }
+constexpr uint32_t loOf(uint64_t cursor) { return uint32_t(cursor >> 24) & kMaxStageItems; }
+constexpr uint32_t hiOf(uint64_t cursor) { return uint32_t(cursor) & kMaxStageItems; }
+constexpr uint64_t makeCursor(uint32_t epoch, uint32_t lo, uint32_t hi) {
+  return (uint64_t(epoch & 0xffffu) << 48) | (uint64_t(lo) << 24) | hi;
+}
 
 }  // namespace
 
 struct kiln_thread_pool {
   // Written by the caller, read by every thread: its own cache line.
-  alignas(64) std::atomic<uint64_t> cursor;  // epoch << 32 | items not yet claimed
+  alignas(64) std::atomic<uint64_t> cursor;  // epoch:16 | lo:24 | hi:24, see above
   const kiln_dispatch* dispatches;           // the current stage (stable while it runs)
   uint32_t stageCount;
   std::atomic<bool> stopping;
@@ -106,30 +115,34 @@ struct kiln_thread_pool {
 
 namespace {
 
-// Claims and runs items of the stage whose cursor value `seen` a thread has read, until that
-// stage has no unclaimed items left (or a newer stage has replaced it), then counts the items
-// it ran into `finished` at once (one contended write per thread and stage, not per item).
-// Claims are guided: a share of what remains (at least one item), so a stage of many tiny
-// items does not bounce the cursor between the threads per item, while the last items still
-// go one at a time to whichever thread is free.
-void drain(kiln_thread_pool& pool, uint64_t seen) {
+// Claims and runs items of the stage whose cursor value `seen` a thread has read (from the top
+// if `fromTop`, else from the bottom), until that stage has no unclaimed items left (or a newer
+// stage has replaced it), then counts the items it ran into `finished` at once (one contended
+// write per thread and stage, not per item). Claims are guided: a share of what remains (at
+// least one item), so a stage of many tiny items does not bounce the cursor between the
+// threads per item, while the last items still go one at a time to whichever thread is free.
+void drain(kiln_thread_pool& pool, uint64_t seen, bool fromTop) {
   uint64_t c = seen;
   uint32_t ran = 0, total = 0, d = 0;
-  uint32_t shares = 2 * (pool.workerCount + 1);
-  while (remainingOf(c) != 0) {
-    uint32_t claim = remainingOf(c) / shares;
+  const uint32_t shares = 2 * (pool.workerCount + 1);
+  for (;;) {
+    uint32_t lo = loOf(c), hi = hiOf(c);
+    if (lo >= hi) break;
+    uint32_t claim = (hi - lo) / shares;
     if (claim == 0) claim = 1;
-    if (!pool.cursor.compare_exchange_weak(c, c - claim, std::memory_order_acquire,
+    uint64_t next = fromTop ? c - claim : c + (uint64_t(claim) << 24);
+    if (!pool.cursor.compare_exchange_weak(c, next, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
       if (epochOf(c) != epochOf(seen)) break;  // only while ran == 0: see below
       continue;
     }
-    // Claimed items [remaining - claim, remaining): the stage cannot finish before this thread
-    // counts its items, so its data stays put (and its epoch: a thread with items still to
-    // count never sees another epoch).
-    if (ran == 0) d = pool.stageCount - 1, total = pool.firstItem[pool.stageCount];
-    for (uint32_t item = remainingOf(c); item-- > remainingOf(c) - claim;) {
-      while (item < pool.firstItem[d]) --d;  // a thread takes items in decreasing order
+    // Claimed: the stage cannot finish before this thread counts its items, so its data stays
+    // put (and its epoch: a thread with items still to count never sees another epoch).
+    if (ran == 0) total = pool.firstItem[pool.stageCount], d = fromTop ? pool.stageCount - 1 : 0;
+    for (uint32_t i = 0; i < claim; ++i) {
+      uint32_t item = fromTop ? hi - 1 - i : lo + i;
+      while (item < pool.firstItem[d]) --d;
+      while (item >= pool.firstItem[d + 1]) ++d;
       const kiln_dispatch& dispatch = pool.dispatches[d];
       dispatch.kernel(dispatch.bindings, item - pool.firstItem[d], dispatch.workgroup_count);
     }
@@ -175,7 +188,7 @@ void* workerLoop(void* arg) {
     uint64_t c = waitForStage(pool, seenEpoch);
     if (pool.stopping.load(std::memory_order_relaxed)) return nullptr;
     seenEpoch = epochOf(c);
-    drain(pool, c);
+    drain(pool, c, /*fromTop=*/false);
   }
 }
 
@@ -189,15 +202,15 @@ void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t c
   uint32_t total = pool.firstItem[count];
   if (total == 0) return;
   pool.finished.store(0, std::memory_order_relaxed);
-  uint64_t epoch = epochOf(pool.cursor.load(std::memory_order_relaxed)) + 1u;
-  uint64_t c = (uint64_t(uint32_t(epoch)) << 32) | total;
+  uint32_t epoch = epochOf(pool.cursor.load(std::memory_order_relaxed)) + 1u;
+  uint64_t c = makeCursor(epoch, 0, total);
   pool.cursor.store(c, std::memory_order_seq_cst);  // publishes the stage
   if (pool.sleepers.load(std::memory_order_seq_cst) != 0) {
     pthread_mutex_lock(&pool.mutex);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mutex);
   }
-  drain(pool, c);
+  drain(pool, c, /*fromTop=*/true);
   // Every item has been claimed; wait for the workers to finish theirs.
   auto stageDone = [&] { return pool.finished.load(std::memory_order_acquire) == total; };
   if (spinUntil(stageDone)) return;
@@ -209,19 +222,34 @@ void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t c
   pthread_mutex_unlock(&pool.mutex);
 }
 
+void runInline(const kiln_dispatch* dispatches, uint32_t count) {
+  for (uint32_t d = 0; d < count; ++d)
+    for (uint32_t wg = 0; wg < dispatches[d].workgroup_count; ++wg)
+      dispatches[d].kernel(dispatches[d].bindings, wg, dispatches[d].workgroup_count);
+}
+
 void runStage(void* self, const kiln_dispatch* dispatches, uint32_t count) {
   kiln_thread_pool& pool = *static_cast<kiln_thread_pool*>(self);
   if (pool.workerCount == 0 || (count == 1 && dispatches[0].workgroup_count <= 1)) {
-    // Nothing to share: handing it over would only add latency.
-    for (uint32_t d = 0; d < count; ++d)
-      for (uint32_t wg = 0; wg < dispatches[d].workgroup_count; ++wg)
-        dispatches[d].kernel(dispatches[d].bindings, wg, dispatches[d].workgroup_count);
+    runInline(dispatches, count);  // nothing to share: handing it over would only add latency
     return;
   }
   pthread_mutex_lock(&pool.stageMutex);
-  for (uint32_t done = 0; done < count; done += kMaxStageDispatches) {
-    uint32_t part = count - done < kMaxStageDispatches ? count - done : kMaxStageDispatches;
-    runPart(pool, dispatches + done, part);
+  // Parts of at most kMaxStageDispatches dispatches and kMaxStageItems items (the dispatches
+  // of a stage are independent, so they may run part after part).
+  for (uint32_t begin = 0; begin < count;) {
+    uint32_t end = begin, items = 0;
+    while (end < count && end - begin < kMaxStageDispatches &&
+           dispatches[end].workgroup_count <= kMaxStageItems - items) {
+      items += dispatches[end++].workgroup_count;
+    }
+    if (end == begin) {
+      runInline(dispatches + begin, 1);  // 16 M workgroups: no time to save on sharing them
+      ++begin;
+    } else {
+      runPart(pool, dispatches + begin, end - begin);
+      begin = end;
+    }
   }
   pthread_mutex_unlock(&pool.stageMutex);
 }
