@@ -6,11 +6,8 @@
 //    so each k step's MR broadcasts are consecutive floats; unpacked OIHW also works.
 //  - B: for 1x1 / stride 1 / no padding with at most kMaxDirectK channels the input itself
 //    (row k = channel k, stride H*W: the tile's rows stay in L1 across the panels);
-//    otherwise a K block x NR im2col panel per pixel tile on the stack: per tap (kh, kw) and
-//    channel one masked vector load (stride 1 with a row tile, or any tile when stride 1
-//    keeps the width so the input offset is pixel + constant), one masked load of stride x
-//    lanes and a shuffle (row tiles, stride 2-4), else a masked gather; zeros where the tap
-//    falls in the padding.
+//    otherwise a K block x NR im2col panel per pixel tile on the stack (emit_im2col.h:
+//    masked vector loads, strided loads + shuffles, per-row segments; zeros in the padding).
 //  - Pixel tiles: flattened over the whole map when stride 1 keeps the width or rows are
 //    shorter than a tile (no lanes wasted at row ends), else along output rows (the row's
 //    last tile narrower). A group of tiles (up to kGroupTiles flattened ones, or one row)
@@ -25,6 +22,7 @@
 #include <cassert>
 
 #include "emit_gemm_microkernel.h"
+#include "emit_im2col.h"
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
@@ -109,9 +107,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
 
   llvm::Type* floatTy = b.getFloatTy();
-  llvm::Type* i32 = b.getInt32Ty();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
-  auto* intVecTy = llvm::FixedVectorType::get(i32, L);
   FusedEpilogue epilogue(kb);
   const bool chain = !d.epilogue.chain.nodes.empty();
   // A tail tile of one vector runs over two panels at once (2 x MR accumulators): one
@@ -125,7 +121,6 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     panel->setAlignment(llvm::Align(64));
     bPanel = panel;
   }
-  auto splatI32 = [&](int64_t v) { return llvm::ConstantInt::get(intVecTy, uint64_t(v), true); };
   auto splatF = [&](float v) { return llvm::ConstantFP::get(vecTy, v); };
   // The activation field on a vector (the plan excludes Sigmoid and Tanh).
   auto activate = [&](llvm::Value* v) -> llvm::Value* {
@@ -154,22 +149,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
                               llvm::Constant::getNullValue(vecTy));
   };
-  // How a tap's lanes are read: one masked vector load where consecutive lanes are
-  // consecutive inputs (a row-aligned tile with stride 1, or any tile when stride 1 keeps
-  // the width, W == OW, so that input offset = pixel + constant); for a row-aligned tile
-  // with stride 2..4 one masked load of stride x lanes and a shuffle; else a gather.
-  enum class Read { Contiguous, Strided, Gather };
-  const Read read = (rowAligned && sw == 1) || sameWidth ? Read::Contiguous
-                    : rowAligned && sw <= 4              ? Read::Strided
-                                                         : Read::Gather;
-  const int64_t step = read == Read::Strided ? sw : 1;  // input columns per lane
-  auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * step));
-  std::vector<int> pick, spread;  // every step-th lane; each mask lane step times
-  for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
-  for (int64_t j = 0; j < int64_t(L * step); ++j) spread.push_back(int(j / step));
-  std::vector<llvm::Constant*> firstOfStep;
-  for (int64_t j = 0; j < int64_t(L * step); ++j) firstOfStep.push_back(b.getInt1(j % step == 0));
-  llvm::Value* everyStep = llvm::ConstantVector::get(firstOfStep);
+  const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
 
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, pixelGroups});
@@ -313,87 +293,11 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
       return;
     }
 
-    // Packs channels [c0, c0 + count) of tile t (width pixels from p0) into its B panel:
-    // row (channel, tap) holds the tap's input for each of the tile's pixels (0: padding).
+    // Packs channels [c0, c0 + count) of tile t (width pixels from p0) into its B panel.
     auto packTile = [&](llvm::Value* c0, int64_t count, llvm::Value* t, llvm::Value* p0,
                         int64_t width) {
-      const int64_t nv = (width + L - 1) / L;
-      llvm::Value* tileBase = b.CreateMul(t, kb.index(tileFloats));
-      // Per-lane input coordinates of the tile's pixels (tap (0, 0)), as i32 vectors.
-      std::vector<llvm::Value*> ihBase(nv), iwBase(nv), inTile(nv);
-      llvm::Value* p0i = b.CreateVectorSplat(L, b.CreateTrunc(p0, i32));
-      for (int64_t v = 0; v < nv; ++v) {
-        std::vector<llvm::Constant*> ids;
-        for (int64_t j = 0; j < int64_t(L); ++j) ids.push_back(b.getInt32(uint32_t(v * L + j)));
-        llvm::Value* p = b.CreateAdd(p0i, llvm::ConstantVector::get(ids));
-        llvm::Value* oh = b.CreateUDiv(p, splatI32(OW));
-        llvm::Value* ow = b.CreateSub(p, b.CreateMul(oh, splatI32(OW)));
-        ihBase[v] = b.CreateSub(b.CreateMul(oh, splatI32(sh)), splatI32(padTop));
-        iwBase[v] = b.CreateSub(b.CreateMul(ow, splatI32(sw)), splatI32(padLeft));
-        llvm::Value* mask = laneMask(width, v);
-        inTile[v] =
-            mask ? mask : llvm::ConstantInt::getTrue(llvm::FixedVectorType::get(b.getInt1Ty(), L));
-      }
-      llvm::Value* oh0 = rowAligned ? b.CreateUDiv(p0, kb.index(OW)) : nullptr;
-      llvm::Value* ow0 = rowAligned ? b.CreateSub(p0, b.CreateMul(oh0, kb.index(OW))) : nullptr;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int64_t tap = kh * KW + kw;
-          std::vector<llvm::Value*> mask(nv), offset(nv), wideMask(nv);
-          for (int64_t v = 0; v < nv; ++v) {
-            llvm::Value* ih = b.CreateAdd(ihBase[v], splatI32(kh * dh));
-            llvm::Value* iw = b.CreateAdd(iwBase[v], splatI32(kw * dw));
-            llvm::Value* inside = b.CreateAnd(
-                b.CreateAnd(b.CreateICmpSGE(ih, splatI32(0)), b.CreateICmpSLT(ih, splatI32(H))),
-                b.CreateAnd(b.CreateICmpSGE(iw, splatI32(0)), b.CreateICmpSLT(iw, splatI32(W))));
-            mask[v] = b.CreateAnd(inside, inTile[v]);
-            offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(W)), iw);
-            if (read == Read::Strided)
-              wideMask[v] = b.CreateAnd(b.CreateShuffleVector(mask[v], spread), everyStep);
-          }
-          // Input offset (inside the channel) of the tile's first lane for this tap.
-          llvm::Value* rowOffset = nullptr;
-          if (read != Read::Gather && rowAligned) {
-            llvm::Value* ih =
-                b.CreateAdd(b.CreateMul(oh0, kb.index(sh)), kb.index(kh * dh - padTop));
-            llvm::Value* iw =
-                b.CreateAdd(b.CreateMul(ow0, kb.index(sw)), kb.index(kw * dw - padLeft));
-            rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw);
-          } else if (read == Read::Contiguous) {
-            rowOffset = b.CreateAdd(p0, kb.index((kh * dh - padTop) * W + kw * dw - padLeft));
-          }
-          kb.forRange(
-              kb.index(0), kb.index(count),
-              [&](llvm::Value* cl) {
-                llvm::Value* channel =
-                    b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
-                llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
-                for (int64_t v = 0; v < nv; ++v) {
-                  llvm::Value* value;
-                  if (read == Read::Contiguous) {
-                    llvm::Value* at = b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
-                    value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
-                                               mask[v], llvm::Constant::getNullValue(vecTy));
-                  } else if (read == Read::Strided) {
-                    llvm::Value* at =
-                        b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
-                    value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
-                                               wideMask[v], llvm::Constant::getNullValue(wideTy));
-                    value = b.CreateShuffleVector(value, pick);
-                  } else {
-                    llvm::Value* pointers =
-                        b.CreateGEP(floatTy, kb.elementAddress(0, channel), offset[v]);
-                    value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
-                                                 llvm::Constant::getNullValue(vecTy));
-                  }
-                  llvm::Value* slot = b.CreateAdd(
-                      tileBase, b.CreateAdd(b.CreateMul(row, kb.index(NR)), kb.index(v * L)));
-                  b.CreateAlignedStore(value, b.CreateGEP(floatTy, bPanel, slot), llvm::Align(32));
-                }
-              },
-              /*unroll=*/false);
-        }
-      }
+      emitIm2colTile(kb, im2col, rowAligned, NR, bPanel, b.CreateMul(t, kb.index(tileFloats)),
+                     xImage, c0, count, p0, width);
     };
 
     // One K block: channels [c0, c0 + count) of every tile packed, then every panel x tile.
