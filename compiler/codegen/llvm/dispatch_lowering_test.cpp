@@ -10,64 +10,24 @@
 #include <map>
 
 #include "kiln/ir/constant_data.h"
-#include "kiln/ir/parser.h"
 #include "kiln/support/diagnostics.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
 namespace {
 
-// A dispatch graph with one dispatch per op; bindings as formDispatches orders them.
-ir::DispatchGraph dispatchGraph(const std::string& text) {
-  ir::DispatchGraph g;
-  g.graph = ir::parseGraph(text);
-  for (ir::Op* op : g.graph->opList()) {
-    ir::Dispatch d;
-    d.id = static_cast<uint32_t>(g.dispatches.size());
-    d.name = op->source().nodeName.empty() ? std::string(op->kindName()) : op->source().nodeName;
-    d.root = op;
-    for (size_t i = 0; i < op->numOperands(); ++i) {
-      if (!op->operand(i) || op->info().isStaticOperand(i)) continue;
-      ir::Binding b;
-      b.value = op->operand(i);
-      b.operandIndex = static_cast<int>(i);
-      d.bindings.push_back(b);
-    }
-    for (size_t r = 0; r < op->numResults(); ++r) {
-      ir::Binding b;
-      b.value = op->result(r);
-      b.access = ir::kWrite;
-      b.resultIndex = static_cast<int>(r);
-      d.bindings.push_back(b);
-    }
-    g.dispatches.push_back(std::move(d));
-  }
-  return g;
-}
-
-// Compiles and runs the graph; returns the f32 contents of output `name`.
+// Compiles and runs the graph, one dispatch per op; returns the f32 contents of output `name`.
 std::vector<float> run(const std::string& text,
                        const std::map<std::string, std::vector<float>>& inputs,
                        const std::string& output) {
-  ir::DispatchGraph g = dispatchGraph(text);
-  CodegenResult r = generateKernels(g, testing::hostTarget());
-  testing::LoadedLibrary lib(r.bytes);
-  std::map<const ir::Value*, std::vector<uint8_t>> memory;
+  ir::DispatchGraph g = testing::oneDispatchPerOp(text);
+  testing::ValueMemory memory;
   for (const ir::Value* in : g.graph->inputs()) {
     const std::vector<float>& v = inputs.at(in->name());
     memory[in].resize(v.size() * 4);
     std::memcpy(memory[in].data(), v.data(), v.size() * 4);
   }
-  for (const ir::Value* c : g.graph->constants()) memory[c] = c->constantBytes();
-  for (const ir::Dispatch& d : g.dispatches) {
-    std::vector<void*> bindings;
-    for (const ir::Binding& b : d.bindings) {
-      std::vector<uint8_t>& bytes = memory[b.value];
-      if (bytes.empty()) bytes.resize(std::max<uint64_t>(b.value->type().byteSize(), 1));
-      bindings.push_back(bytes.data());
-    }
-    lib.run(r.kernelIndex[d.id], bindings, 3);
-  }
+  testing::runDispatches(g, memory, 3);
   const ir::Value* out = g.graph->findValue(output);
   std::vector<float> result(out->type().numElements());
   std::memcpy(result.data(), memory.at(out).data(), result.size() * 4);
@@ -277,7 +237,7 @@ TEST(DispatchLowering, PowFollowsCForNegativeBasesAndZero) {
 }
 
 void expectCompileError(const std::string& text, const std::string& message) {
-  ir::DispatchGraph g = dispatchGraph(text);
+  ir::DispatchGraph g = testing::oneDispatchPerOp(text);
   try {
     lowerDispatches(g);
     FAIL() << "expected: " << message;

@@ -10,62 +10,22 @@
 
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/ir/constant_data.h"
-#include "kiln/ir/parser.h"
 #include "kiln/support/diagnostics.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
 namespace {
 
-// One dispatch per op, bindings in formDispatches' order (runtime operands, then results).
-ir::DispatchGraph dispatchGraph(const std::string& text) {
-  ir::DispatchGraph g;
-  g.graph = ir::parseGraph(text);
-  for (ir::Op* op : g.graph->opList()) {
-    ir::Dispatch d;
-    d.id = static_cast<uint32_t>(g.dispatches.size());
-    d.name = op->source().nodeName.empty() ? std::string(op->kindName()) : op->source().nodeName;
-    d.root = op;
-    for (size_t i = 0; i < op->numOperands(); ++i) {
-      if (!op->operand(i) || op->info().isStaticOperand(i)) continue;
-      ir::Binding b;
-      b.value = op->operand(i);
-      b.operandIndex = static_cast<int>(i);
-      d.bindings.push_back(b);
-    }
-    for (size_t r = 0; r < op->numResults(); ++r) {
-      ir::Binding b;
-      b.value = op->result(r);
-      b.access = ir::kWrite;
-      b.resultIndex = static_cast<int>(r);
-      d.bindings.push_back(b);
-    }
-    g.dispatches.push_back(std::move(d));
-  }
-  return g;
-}
-
-// Runs the graph on f64 inputs; returns every value's contents as doubles.
+// Runs the graph (one dispatch per op) on f64 inputs; returns every value's contents as doubles.
 class GraphRun {
  public:
   GraphRun(const std::string& text, const std::map<std::string, std::vector<double>>& inputs)
-      : g_(dispatchGraph(text)) {
-    CodegenResult r = generateKernels(g_, testing::hostTarget());
-    testing::LoadedLibrary lib(r.bytes);
+      : g_(testing::oneDispatchPerOp(text)) {
     for (const ir::Value* in : g_.graph->inputs()) {
       const std::vector<double>& v = inputs.at(in->name());
       memory_[in] = ir::makeConstantBytes(in->type(), v);
     }
-    for (const ir::Value* c : g_.graph->constants()) memory_[c] = c->constantBytes();
-    for (const ir::Dispatch& d : g_.dispatches) {
-      std::vector<void*> bindings;
-      for (const ir::Binding& b : d.bindings) {
-        std::vector<uint8_t>& bytes = memory_[b.value];
-        if (bytes.empty()) bytes.resize(std::max<uint64_t>(b.value->type().byteSize(), 1));
-        bindings.push_back(bytes.data());
-      }
-      lib.run(r.kernelIndex[d.id], bindings, 3);
-    }
+    testing::runDispatches(g_, memory_, 3);
   }
   std::vector<double> operator[](const std::string& name) const {
     const ir::Value* v = g_.graph->findValue(name);
@@ -77,7 +37,7 @@ class GraphRun {
 
  private:
   ir::DispatchGraph g_;
-  std::map<const ir::Value*, std::vector<uint8_t>> memory_;
+  testing::ValueMemory memory_;
 };
 
 TEST(F64Codegen, ArithmeticWithBroadcastKeepsDoublePrecision) {
@@ -256,7 +216,7 @@ TEST(F64Codegen, SqrtFloorCeil) {
 }
 
 std::string compileError(const std::string& text, const std::string& target = "host") {
-  ir::DispatchGraph g = dispatchGraph(text);
+  ir::DispatchGraph g = testing::oneDispatchPerOp(text);
   try {
     TargetRequest request;
     request.name = target;
@@ -287,7 +247,7 @@ TEST(F64Codegen, OpsWithoutF64KernelsAreRefusedByName) {
 
 // A Cast to f64 fused behind a MatMul would run in the f32 epilogue: refused, with the way out.
 TEST(F64Codegen, F64EpilogueFusedIntoMatMulIsRefused) {
-  ir::DispatchGraph g = dispatchGraph(R"(graph @g {
+  ir::DispatchGraph g = testing::oneDispatchPerOp(R"(graph @g {
   input %a : f32[2,3]
   input %b : f32[3,4]
   %m = MatMul(%a, %b) : f32[2,4] loc("mm", "MatMul")

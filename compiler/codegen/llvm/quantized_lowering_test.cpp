@@ -8,7 +8,6 @@
 #include <map>
 
 #include "kiln/codegen/dispatch_lowering.h"
-#include "kiln/ir/parser.h"
 #include "kiln/ir/quant_math.h"
 #include "kiln/support/diagnostics.h"
 #include "test_support.h"
@@ -16,33 +15,9 @@
 namespace kiln::codegen {
 namespace {
 
-// One dispatch per op, bindings ordered as formDispatches orders them.
-ir::DispatchGraph dispatchGraph(const std::string& text) {
-  ir::DispatchGraph g;
-  g.graph = ir::parseGraph(text);
-  for (ir::Op* op : g.graph->opList()) {
-    ir::Dispatch d;
-    d.id = static_cast<uint32_t>(g.dispatches.size());
-    d.name = op->source().nodeName.empty() ? std::string(op->kindName()) : op->source().nodeName;
-    d.root = op;
-    for (size_t i = 0; i < op->numOperands(); ++i) {
-      if (!op->operand(i) || op->info().isStaticOperand(i)) continue;
-      ir::Binding b;
-      b.value = op->operand(i);
-      b.operandIndex = static_cast<int>(i);
-      d.bindings.push_back(b);
-    }
-    ir::Binding out;
-    out.value = op->result();
-    out.access = ir::kWrite;
-    out.resultIndex = 0;
-    d.bindings.push_back(out);
-    g.dispatches.push_back(std::move(d));
-  }
-  return g;
+std::vector<KernelDesc> lower(const std::string& text) {
+  return lowerDispatches(testing::oneDispatchPerOp(text));
 }
-
-std::vector<KernelDesc> lower(const std::string& text) { return lowerDispatches(dispatchGraph(text)); }
 
 std::string lowerError(const std::string& text) {
   try {
@@ -113,23 +88,12 @@ TEST(QuantizedLowering, Int8GraphRunsEndToEnd) {
   output "f" = %f
   output "s" = %s
 })";
-  ir::DispatchGraph g = dispatchGraph(text);
-  CodegenResult r = generateKernels(g, testing::hostTarget());
-  testing::LoadedLibrary lib(r.bytes);
-  std::map<const ir::Value*, std::vector<uint8_t>> memory;
+  ir::DispatchGraph g = testing::oneDispatchPerOp(text);
+  testing::ValueMemory memory;
   std::vector<float> x = {1.0f, -0.5f};
   memory[g.graph->inputs()[0]].resize(8);
   std::memcpy(memory[g.graph->inputs()[0]].data(), x.data(), 8);
-  for (const ir::Value* c : g.graph->constants()) memory[c] = c->constantBytes();
-  for (const ir::Dispatch& d : g.dispatches) {
-    std::vector<void*> bindings;
-    for (const ir::Binding& b : d.bindings) {
-      std::vector<uint8_t>& bytes = memory[b.value];
-      if (bytes.empty()) bytes.resize(b.value->type().byteSize());
-      bindings.push_back(bytes.data());
-    }
-    lib.run(r.kernelIndex[d.id], bindings, 1);
-  }
+  testing::runDispatches(g, memory, 1);
   auto bytesOf = [&](const char* name) { return memory.at(g.graph->findValue(name)); };
   EXPECT_EQ(bytesOf("q"), (std::vector<uint8_t>{2, uint8_t(-1)}));
   EXPECT_EQ(bytesOf("f"), (std::vector<uint8_t>{24, uint8_t(-6)}));

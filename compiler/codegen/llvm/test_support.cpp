@@ -1,9 +1,10 @@
-// Test helpers: dlopen-based kernel runner and LLVM tool invocation.
+// Test helpers: dlopen-based kernel runner, one-dispatch-per-op graphs and LLVM tool invocation.
 #include "test_support.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,9 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+
+#include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/ir/parser.h"
 
 namespace kiln::codegen::testing {
 
@@ -83,6 +87,48 @@ std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vect
     }
   }
   return reference;
+}
+
+ir::DispatchGraph oneDispatchPerOp(const std::string& text) {
+  ir::DispatchGraph g;
+  g.graph = ir::parseGraph(text);
+  for (ir::Op* op : g.graph->opList()) {
+    ir::Dispatch d;
+    d.id = static_cast<uint32_t>(g.dispatches.size());
+    d.name = op->source().nodeName.empty() ? std::string(op->kindName()) : op->source().nodeName;
+    d.root = op;
+    for (size_t i = 0; i < op->numOperands(); ++i) {
+      if (!op->operand(i) || op->info().isStaticOperand(i)) continue;
+      ir::Binding b;
+      b.value = op->operand(i);
+      b.operandIndex = static_cast<int>(i);
+      d.bindings.push_back(b);
+    }
+    for (size_t r = 0; r < op->numResults(); ++r) {
+      ir::Binding b;
+      b.value = op->result(r);
+      b.access = ir::kWrite;
+      b.resultIndex = static_cast<int>(r);
+      d.bindings.push_back(b);
+    }
+    g.dispatches.push_back(std::move(d));
+  }
+  return g;
+}
+
+void runDispatches(const ir::DispatchGraph& g, ValueMemory& memory, uint32_t workgroups) {
+  CodegenResult r = generateKernels(g, hostTarget());
+  LoadedLibrary lib(r.bytes);
+  for (const ir::Value* c : g.graph->constants()) memory[c] = c->constantBytes();
+  for (const ir::Dispatch& d : g.dispatches) {
+    std::vector<void*> bindings;
+    for (const ir::Binding& b : d.bindings) {
+      std::vector<uint8_t>& bytes = memory[b.value];
+      if (bytes.empty()) bytes.resize(std::max<uint64_t>(b.value->type().byteSize(), 1));
+      bindings.push_back(bytes.data());
+    }
+    lib.run(r.kernelIndex[d.id], bindings, workgroups);
+  }
 }
 
 std::string runTool(const std::string& tool, const std::string& arguments) {

@@ -1,13 +1,16 @@
 // Helpers for the code generator's unit tests: load a generated embedded ELF with dlopen and
-// call its kernels, run LLVM's command-line tools on generated files, make random inputs.
+// call its kernels, build and run small dispatch graphs from IR text, run LLVM's command-line
+// tools on generated files, make random inputs.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "kiln/codegen/codegen.h"
 #include "kiln/format/kernel_abi.h"
+#include "kiln/ir/dispatch_graph.h"
 
 namespace kiln::codegen::testing {
 
@@ -38,6 +41,18 @@ TargetConfig hostTarget();
 std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,
                              std::vector<uint32_t> splits = {1, 3},
                              const std::string& target = "host");
+
+// The graph parsed from IR text with one dispatch per op (no fusion), each dispatch's bindings in
+// formDispatches' order: its runtime operands (static operands are baked in), then its results.
+ir::DispatchGraph oneDispatchPerOp(const std::string& text);
+
+// The bytes of each value of a dispatch graph while it runs.
+using ValueMemory = std::map<const ir::Value*, std::vector<uint8_t>>;
+
+// Generates the graph's kernels for the host and runs its dispatches in order, `workgroups`
+// workgroups each, on `memory`: the caller fills in the graph inputs; constants are copied in
+// here and every other value is zero-filled when a dispatch first binds it.
+void runDispatches(const ir::DispatchGraph& g, ValueMemory& memory, uint32_t workgroups);
 
 // Writes bytes to a fresh temporary file and returns its path.
 std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& suffix);
