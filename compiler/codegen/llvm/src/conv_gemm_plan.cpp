@@ -1,6 +1,7 @@
 // The convolution GEMM kernel's policy: which convolutions it takes, the register tile per
 // vector unit, and the weights' panel order (see conv_gemm_plan.h). LLVM-free.
 #include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/winograd_plan.h"
 
 #include <algorithm>
 #include <cassert>
@@ -80,6 +81,7 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
 
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit) {
   // The most specialised kernel that takes the convolution and measurably wins, first.
+  if (winogradApplies(desc, unit)) return ConvWeights::Winograd;
   if (convGemmTile(desc, unit).applies()) return ConvWeights::GemmPanels;
   return ConvWeights::Oihw;
 }

@@ -13,6 +13,8 @@ class KernelBuilder;
 
 uint32_t emitElementwise(KernelBuilder& kb);  // emit_elementwise.cpp
 uint32_t emitConv(KernelBuilder& kb);         // emit_conv.cpp
+// Winograd F(m x m, 3x3) for weights packed as ConvWeights::Winograd (winograd_plan.h).
+uint32_t emitConvWinograd(KernelBuilder& kb);  // emit_conv_winograd.cpp
 // The register-tiled convolution, if it applies to the kernel and target (else false).
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled.cpp
 // Depthwise convolution (groups == C > 1) on vector targets, if it applies (else false).

@@ -182,7 +182,8 @@ std::string KernelDesc::key() const {
          << pads[1] << ',' << pads[2] << ',' << pads[3] << " g" << groups << " pool"
          << static_cast<int>(poolKind) << " cip" << countIncludePad << " depth" << depthKernel
          << ',' << depthStride << ',' << depthDilation << ',' << depthPadBegin << ','
-         << depthPadEnd << " wl" << static_cast<int>(weightLayout) << " wp" << weightPanel;
+         << depthPadEnd << " wl" << static_cast<int>(weightLayout) << " wp" << weightPanel
+         << " wt" << winogradTile;
       [[fallthrough]];
     case KernelKind::MatMul:
       os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '

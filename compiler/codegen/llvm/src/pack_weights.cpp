@@ -7,6 +7,7 @@
 #include <map>
 
 #include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/winograd_plan.h"
 #include "kiln/ir/dispatch_graph.h"
 
 namespace kiln::codegen {
@@ -25,13 +26,14 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
       ++reads[step.src.index];
 
   int packed = 0;
+  bool grown = false;  // a constant changed size
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
     if (desc.kind != KernelKind::Conv || desc.weightLayout != ConvWeights::Oihw) continue;
     ConvWeights layout = chooseConvWeights(desc, unit);
     if (layout == ConvWeights::Oihw) continue;
-    const ir::Binding* weights = nullptr;
-    for (const ir::Binding& binding : graph.dispatches[i].bindings)
+    ir::Binding* weights = nullptr;
+    for (ir::Binding& binding : graph.dispatches[i].bindings)
       if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
         weights = &binding;
     if (!weights || weights->ref.space != ir::Space::Constants) continue;
@@ -52,14 +54,27 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         desc.weightPanel = tile.mr;
         break;
       }
+      case ConvWeights::Winograd: {
+        // Transformed weights are larger (positions x OC x C): the constant grows, and the
+        // constants are laid out again below.
+        WinogradPlan plan = winogradPlan(desc, unit);
+        std::vector<float> u = winogradTransformWeights(values, oc, ws[1], plan.m, plan.tile.mr);
+        constant.bytes.resize(u.size() * sizeof(float));
+        std::memcpy(constant.bytes.data(), u.data(), constant.bytes.size());
+        weights->ref.length = constant.bytes.size();
+        desc.weightPanel = plan.tile.mr;
+        desc.winogradTile = plan.m;
+        grown = true;
+        break;
+      }
       case ConvWeights::OcVectorPanels:
-      case ConvWeights::Winograd:
       case ConvWeights::Oihw:
         continue;  // not chosen yet
     }
     desc.weightLayout = layout;
     ++packed;
   }
+  if (grown) ir::layoutConstants(graph);
   return packed;
 }
 

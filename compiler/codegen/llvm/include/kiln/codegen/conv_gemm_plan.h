@@ -57,8 +57,9 @@ std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64
                                         int64_t mr);
 
 // For every Conv dispatch that takes the GEMM kernel and whose weights are a constant read by
-// no other dispatch or copy: repacks the constant's bytes in place (same size) and sets the
-// kernel's weightPanel. `kernels` are graph's dispatches lowered (lowerDispatches), in order.
+// no other dispatch or copy: repacks the constant's bytes (in place, same size; Winograd's
+// transformed weights are larger: the constants are laid out again) and sets the kernel's
+// weightLayout and weightPanel. `kernels` are graph's dispatches lowered (lowerDispatches), in order.
 // Returns how many constants were packed.
 int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
                     const TargetConfig& target);

@@ -174,6 +174,8 @@ struct KernelDesc {
   // GemmPanels: panels of this many output channels in the GEMM kernel's order
   // (packConvWeightPanels); 0 with Oihw.
   int64_t weightPanel = 0;
+  // Winograd: the output tile size m of F(m x m, 3 x 3) the weights were transformed for.
+  int64_t winogradTile = 0;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
   Epilogue epilogue;  // Conv, MatMul

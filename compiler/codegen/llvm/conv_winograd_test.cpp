@@ -1,0 +1,197 @@
+// The Winograd convolution kernel (emit_conv_winograd.cpp) against a double-precision direct
+// convolution, for F(2x2, 3x3) and F(4x4, 3x3): maps that are and are not multiples of the
+// tile (7x7, 13x13, 14x14, 30x28), pads 0, 1 and asymmetric, OC not a multiple of the GEMM
+// tile, channel counts that need several channel blocks, two images, bias, Relu/Clip and a
+// residual epilogue chain; the weights transformed as the driver packs them. Also the weight
+// transform itself against hand-computed values and the policy's choices.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kiln/codegen/winograd_plan.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+using testing::product;
+using testing::randomFloats;
+using testing::runKernel;
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+struct Case {
+  int64_t n, c, h, w, oc;
+  std::array<int64_t, 4> pads{1, 1, 1, 1};  // top, left, bottom, right
+  bool bias = true;
+  Activation act = Activation::None;
+  bool residual = false;  // chain: result + R[n][oc][oh][ow], then Relu
+};
+
+VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
+
+KernelDesc describe(const Case& t) {
+  const int64_t oh = t.h + t.pads[0] + t.pads[2] - 2, ow = t.w + t.pads[1] + t.pads[3] - 2;
+  KernelDesc d;
+  d.kind = KernelKind::Conv;
+  d.name = "conv_winograd";
+  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, 3, 3})};
+  if (t.bias) d.inputs.push_back(f32({t.oc}));
+  d.output = f32({t.n, t.oc, oh, ow});
+  d.pads = t.pads;
+  d.epilogue.act = t.act;
+  if (t.act == Activation::Clip) d.epilogue.beta = 6.0f;  // Clip(0, 6)
+  if (t.residual) {
+    const int32_t residualInput = int32_t(d.inputs.size());
+    d.inputs.push_back(d.output);
+    ElementwiseExpr& e = d.epilogue.chain;
+    ExprNode result;
+    result.op = ExprOp::Result;
+    e.nodes.push_back(result);
+    e.addUnary(ExprOp::Relu, e.addBinary(ExprOp::Add, 0, e.addInput(residualInput, ElemType::F32)));
+    d.epilogue.inputCount = 1;
+    d.epilogue.shape = d.output.shape;
+  }
+  return d;
+}
+
+// Runs the case with F(m x m) and returns the largest error relative to 1 + |reference|.
+void check(const Case& t, int64_t m) {
+  KernelDesc d = describe(t);
+  WinogradPlan plan = winogradPlan(d, hostUnit());
+  ASSERT_TRUE(plan.applies()) << "the Winograd kernel should take this convolution";
+  const int64_t oh = d.output.shape[2], ow = d.output.shape[3];
+  std::vector<float> x = randomFloats(product(d.inputs[0].shape), 1);
+  std::vector<float> w = randomFloats(t.oc * t.c * 9, 2);
+  std::vector<float> b = randomFloats(t.oc, 3);
+  std::vector<float> r = randomFloats(product(d.output.shape), 4);
+  d.weightLayout = ConvWeights::Winograd;
+  d.weightPanel = plan.tile.mr;
+  d.winogradTile = m;
+  std::vector<std::vector<float>> inputs = {
+      x, winogradTransformWeights(w, t.oc, t.c, m, plan.tile.mr)};
+  if (t.bias) inputs.push_back(b);
+  if (t.residual) inputs.push_back(r);
+
+  std::vector<float> want(size_t(product(d.output.shape)));
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t o = 0; o < t.oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = t.bias ? b[o] : 0.0;
+          for (int64_t c = 0; c < t.c; ++c)
+            for (int64_t ki = 0; ki < 3; ++ki)
+              for (int64_t kj = 0; kj < 3; ++kj) {
+                int64_t ih = i - t.pads[0] + ki, iw = j - t.pads[1] + kj;
+                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
+                acc += double(x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
+                       w[((o * t.c + c) * 3 + ki) * 3 + kj];
+              }
+          float v = float(acc);
+          if (t.act == Activation::Relu) v = std::max(v, 0.0f);
+          if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
+          size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
+          if (t.residual) v = std::max(v + r[at], 0.0f);
+          want[at] = v;
+        }
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  ASSERT_EQ(got.size(), want.size());
+  // Winograd rounds differently from a direct sum (F(4x4) the most): errors grow with the
+  // number of channels, relative to the size of the terms.
+  const float tolerance = (m == 2 ? 2e-5f : 1e-4f) * std::sqrt(float(t.c * 9));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tolerance * (1.0f + std::fabs(want[i]))) << "element " << i;
+}
+
+void checkBoth(const Case& t) {
+  check(t, 2);
+  check(t, 4);
+}
+
+TEST(ConvWinograd, WeightTransformByHand) {
+  // F(2x2): G g G^T for g = all ones is the outer product of G's row sums (1, 1.5, 0.5, 1).
+  std::vector<float> ones(9, 1.0f);
+  std::vector<float> u = winogradTransformWeights(ones, 1, 1, 2, 6);
+  const float sums[4] = {1, 1.5f, 0.5f, 1};
+  ASSERT_EQ(u.size(), 16u);
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(u[r * 4 + s], sums[r] * sums[s]) << r << "," << s;
+  // A filter with only its centre tap: G's middle column (0, 0.5, -0.5, 0) outer itself.
+  std::vector<float> centre(9, 0.0f);
+  centre[4] = 2.0f;
+  u = winogradTransformWeights(centre, 1, 1, 2, 6);
+  const float mid[4] = {0, 0.5f, -0.5f, 0};
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(u[r * 4 + s], 2.0f * mid[r] * mid[s]);
+  // F(4x4), top-left tap only: G's first column (1/4, -1/6, -1/6, 1/24, 1/24, 0).
+  std::vector<float> corner(9, 0.0f);
+  corner[0] = 1.0f;
+  u = winogradTransformWeights(corner, 1, 1, 4, 6);
+  const double first[6] = {0.25, -1.0 / 6, -1.0 / 6, 1.0 / 24, 1.0 / 24, 0};
+  ASSERT_EQ(u.size(), 36u);
+  for (int r = 0; r < 6; ++r)
+    for (int s = 0; s < 6; ++s) EXPECT_FLOAT_EQ(u[r * 6 + s], float(first[r] * first[s]));
+}
+
+TEST(ConvWinograd, WeightPanelOrder) {
+  // 7 output channels x 2 input channels, panels of 6: panel 0 holds per position
+  // (channel, oc) pairs as c * 6 + oc, then panel 1 (the last output channel) per position
+  // its 2 values.
+  const int64_t oc = 7, c = 2;
+  std::vector<float> w(size_t(oc * c * 9), 0.0f);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < c; ++i) w[size_t((o * c + i) * 9 + 4)] = float(o * 10 + i);
+  std::vector<float> u = winogradTransformWeights(w, oc, c, 2, 6);
+  ASSERT_EQ(u.size(), size_t(16 * oc * c));
+  const int64_t pos = 1 * 4 + 1;  // 0.25 x the centre tap
+  const float* panel0 = u.data() + pos * c * 6;
+  for (int64_t o = 0; o < 6; ++o)
+    for (int64_t i = 0; i < c; ++i) EXPECT_FLOAT_EQ(panel0[i * 6 + o], 0.25f * float(o * 10 + i));
+  const float* panel1 = u.data() + 6 * 16 * c + pos * c;
+  EXPECT_FLOAT_EQ(panel1[0], 0.25f * 60);
+  EXPECT_FLOAT_EQ(panel1[1], 0.25f * 61);
+  EXPECT_FLOAT_EQ(u[6 * 16 * c], 0.0f);  // position (0, 0) of the centre tap
+}
+
+TEST(ConvWinograd, Policy) {
+  KernelDesc d = describe({1, 64, 56, 56, 64});
+  EXPECT_EQ(winogradPlan(d, {8, 16}).m, 4);  // large maps: F(4x4)
+  d = describe({1, 256, 7, 7, 256});
+  EXPECT_EQ(winogradPlan(d, {8, 16}).m, 2);  // 7 x 7: F(2x2)
+  EXPECT_FALSE(winogradApplies(d, {0, 0}));  // no vector unit
+  d = describe({1, 8, 14, 14, 64});
+  EXPECT_FALSE(winogradApplies(d, {8, 16}));  // too few channels to pay for the transforms
+  d = describe({1, 64, 14, 14, 64});
+  d.strides = {2, 2};
+  d.output.shape = {1, 64, 7, 7};
+  EXPECT_FALSE(winogradApplies(d, {8, 16}));  // stride 2
+  d = describe({1, 64, 14, 14, 64});
+  d.inputs[1].shape = {64, 64, 1, 1};
+  d.output.shape = {1, 64, 16, 16};
+  EXPECT_FALSE(winogradApplies(d, {8, 16}));  // 1x1
+  d = describe({1, 64, 14, 14, 64});
+  EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::Winograd);
+}
+
+TEST(ConvWinograd, MapsAndPads) {
+  checkBoth({1, 16, 14, 14, 16});                 // whole tiles (F(2x2))
+  checkBoth({1, 16, 7, 7, 20});                   // 7 x 7: edge tiles, OC % 6 = 2
+  checkBoth({1, 24, 13, 13, 17});                 // odd map, OC % 6 = 5
+  checkBoth({1, 16, 12, 30, 16, {0, 0, 0, 0}});   // pads 0: 10 x 28
+  checkBoth({1, 16, 11, 9, 18, {0, 1, 2, 0}});    // asymmetric pads
+  checkBoth({2, 16, 30, 28, 16});                 // two images, several row blocks
+}
+
+TEST(ConvWinograd, ChannelBlocks) {
+  checkBoth({1, 300, 14, 14, 22});  // several channel blocks, the last one shorter
+  checkBoth({1, 256, 7, 7, 40, {1, 1, 1, 1}, true, Activation::Relu});
+}
+
+TEST(ConvWinograd, Epilogues) {
+  checkBoth({1, 16, 14, 14, 16, {1, 1, 1, 1}, true, Activation::Relu});
+  checkBoth({2, 20, 9, 10, 16, {1, 1, 1, 1}, false, Activation::Clip, true});
+  checkBoth({1, 32, 7, 7, 64, {1, 1, 1, 1}, true, Activation::None, true});  // residual
+}
+
+}  // namespace
+}  // namespace kiln::codegen

@@ -1,0 +1,56 @@
+// The Winograd convolution kernel's policy and its compile-time weight transform, in one
+// place (emit_conv_winograd.cpp is the kernel). LLVM-free.
+//
+// Winograd F(m x m, 3 x 3) computes an m x m block of outputs of a 3x3, stride-1 convolution
+// from an alpha x alpha input tile (alpha = m + 2) with alpha^2 multiplies per (output
+// channel, input channel) instead of 9 m^2:
+//   Y = A^T [ sum_c (G g_c G^T) .* (B^T d_c B) ] A
+// The sum over c at each of the alpha^2 positions is a matrix product
+//   M[pos][OC][tiles] = U[pos][OC][C] x V[pos][C][tiles],
+// with U = G g G^T transformed at compile time and V = B^T d B per input tile at run time.
+// F(2x2, 3x3): 16/36 of the multiplies; F(4x4, 3x3): 36/144 (a little more rounding and
+// transform work).
+//
+// Transformed weights ("U panels"): output channels in panels of the GEMM tile's mr; panel p
+// holds, for each position pos (row-major over alpha x alpha) in turn, U[pos][p*mr + m][c] at
+// p*mr*positions*C + (pos*C + c)*mr + m, so that the kernel streams them in order; the last
+// panel, if OC % mr = r != 0, holds its r rows the same way with r for mr. alpha^2 * OC * C
+// floats in all, more than the OIHW weights (16/9 or 4x): the constant grows when packed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+
+namespace kiln::codegen {
+
+struct WinogradPlan {
+  int64_t m = 0;      // output tile size (2 or 4); 0: the Winograd kernel does not apply
+  ConvGemmTile tile;  // the GEMM register tile of the per-position products
+  bool applies() const { return m > 0; }
+  int64_t alpha() const { return m + 2; }
+  int64_t positions() const { return alpha() * alpha(); }
+};
+
+// The plan for a Conv kernel description on `unit`: groups 1, f32, 3x3, stride 1,
+// dilation 1, any pads, an epilogue the GEMM kernel's tiles take, enough channels to pay for
+// the transforms; m = 0 otherwise.
+WinogradPlan winogradPlan(const KernelDesc& desc, VectorUnit unit);
+inline bool winogradApplies(const KernelDesc& desc, VectorUnit unit) {
+  return winogradPlan(desc, unit).applies();
+}
+
+// The transform matrices of F(m x m, 3 x 3), row-major: B^T (alpha x alpha), G (alpha x 3),
+// A^T (m x alpha).
+struct WinogradMatrices {
+  int64_t m = 0, alpha = 0;
+  std::vector<double> bt, g, at;
+};
+WinogradMatrices winogradMatrices(int64_t m);
+
+// OIHW 3x3 weights (oc x c x 3 x 3) transformed to U panels (see above), computed in double.
+std::vector<float> winogradTransformWeights(const std::vector<float>& weights, int64_t oc,
+                                            int64_t c, int64_t m, int64_t mr);
+
+}  // namespace kiln::codegen

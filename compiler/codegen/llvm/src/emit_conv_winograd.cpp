@@ -1,0 +1,437 @@
+// Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 f32 convolutions on NCHW
+// (winograd_plan.h has the math, the policy and the weights' layout). Per work item (image,
+// block of tile rows, group of output-channel panels):
+//  - tiles: the output map in m x m tiles, TW per tile row; a block of R tile rows is
+//    R * TW "slots", tile (row tr, column tc) in slot tr * TW + tc, so that L consecutive
+//    tiles of one tile row are one vector;
+//  - input transform V = B^T d B, per channel and per vector of L tiles of a tile row: each
+//    input row's alpha columns per tile come from one load of m * L consecutive floats (plus
+//    two more) and a shuffle (tile tc starts at column m * tc), the row transform and then the
+//    column transform are plain vector adds (and a few multiplies for F(4x4)); the alpha^2
+//    vectors go to V[pos][channel][slot] on the stack (one block of channels at a time, so
+//    that V stays in L2);
+//  - per position pos, M[pos] = U[pos] x V[pos] on the GEMM microkernel
+//    (emit_gemm_microkernel.h): A = the U panel's scalars broadcast, B = V's slot vectors;
+//    with several channel blocks the partial products wait in the M buffer;
+//  - output transform Y = A^T M A per vector of tiles, plus the bias; each output row's m
+//    vectors are interleaved into m * L consecutive pixels, then the activation and the fused
+//    epilogue chain run on them before their only (masked at the map's edge) store.
+#include <algorithm>
+#include <cassert>
+
+#include "emit_gemm_microkernel.h"
+#include "emitters.h"
+#include "fused_epilogue.h"
+#include "kernel_builder.h"
+#include "kiln/codegen/winograd_plan.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+constexpr int64_t kTargetSlots = 48;   // tiles per block at least (3 GEMM tiles of 16), if any
+constexpr int64_t kVFloats = 98304;    // V block: 384 KB at most (L2)
+constexpr int64_t kMFloats = 32768;    // M buffer with several channel blocks: 128 KB at most
+constexpr int64_t kMinItems = 4;       // output-channel panels split into groups until this many
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+uint32_t emitConvWinograd(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const WinogradPlan plan = winogradPlan(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
+  assert(plan.applies() && d.weightLayout == ConvWeights::Winograd &&
+         d.weightPanel == plan.tile.mr && "Winograd weights need this kernel");
+  // The tile size the weights were transformed for (the packer's choice).
+  const WinogradMatrices wm = winogradMatrices(d.winogradTile);
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t OC = ys[1], OH = ys[2], OW = ys[3], OHW = OH * OW;
+  const int64_t padTop = d.pads[0], padLeft = d.pads[1];
+  const int64_t m = wm.m, A = wm.alpha, P = A * A;
+  const unsigned L = unsigned(plan.tile.lanes);
+  const int64_t MR = plan.tile.mr, NRV = plan.tile.nrVectors, NR = plan.tile.nr();
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
+  const unsigned out = kb.outputBinding();
+
+  // Tiles and blocks of tile rows.
+  const int64_t TH = ceilDiv(OH, m), TW = ceilDiv(OW, m);
+  const int64_t rowVectors = ceilDiv(TW, L);  // vectors of tiles per tile row
+  // Slots the buffers of a block of r tile rows hold: the last row's vectors may reach past
+  // r * TW.
+  auto slotsFor = [&](int64_t r) {
+    return ceilDiv(std::max((r - 1) * TW + rowVectors * L, r * TW), L) * L;
+  };
+  // Tile rows per block: kTargetSlots tiles, fewer while V for every channel would not fit
+  // kVFloats (one channel block: no partial products), but a GEMM tile's worth at least.
+  int64_t R = std::min(TH, ceilDiv(kTargetSlots, TW));
+  const int64_t minR = std::min(TH, ceilDiv(NR, TW));
+  while (R > minR && P * C * slotsFor(R) > kVFloats) --R;
+  const int64_t rowBlocks = ceilDiv(TH, R), lastR = TH - (rowBlocks - 1) * R;
+  const int64_t slotsBuf = slotsFor(R);
+  // Channel blocks: V (P x blockC x slotsBuf floats) within kVFloats; a divisor of C not much
+  // smaller than the even split if there is one, else the even split rounded up.
+  const int64_t cBlocks = ceilDiv(P * C * slotsBuf, kVFloats);
+  int64_t blockC = ceilDiv(C, cBlocks);
+  for (int64_t c = blockC; c * 2 > blockC && c > 0; --c) {
+    if (C % c == 0) {
+      blockC = c;
+      break;
+    }
+  }
+  const int64_t fullCBlocks = C / blockC, lastC = C % blockC;
+  const bool oneCBlock = fullCBlocks == 1 && lastC == 0;
+  // Output-channel panels in groups: enough work items, and with several channel blocks an M
+  // buffer (every panel of the group) within kMFloats.
+  const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
+  int64_t ocGroups = std::clamp<int64_t>(ceilDiv(kMinItems, N * rowBlocks), 1, panels);
+  if (!oneCBlock) ocGroups = std::max(ocGroups, ceilDiv(panels * P * MR * slotsBuf, kMFloats));
+  ocGroups = std::min(ocGroups, panels);
+  const int64_t panelsPerGroup = ceilDiv(panels, ocGroups);
+  ocGroups = ceilDiv(panels, panelsPerGroup);
+  const int64_t mPanels = oneCBlock ? 1 : panelsPerGroup;  // M buffer panels
+  const int64_t items = N * ocGroups * rowBlocks;
+
+  llvm::Type* floatTy = b.getFloatTy();
+  auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
+  auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(m * L));
+  auto* vBuf = llvm::cast<llvm::AllocaInst>(
+      kb.local(llvm::ArrayType::get(floatTy, uint64_t(P * blockC * slotsBuf)), "winograd.v"));
+  vBuf->setAlignment(llvm::Align(64));
+  auto* mBuf = llvm::cast<llvm::AllocaInst>(kb.local(
+      llvm::ArrayType::get(floatTy, uint64_t(mPanels * P * MR * slotsBuf)), "winograd.m"));
+  mBuf->setAlignment(llvm::Align(64));
+  Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
+  FusedEpilogue epilogue(kb);
+  const bool chain = !d.epilogue.chain.nodes.empty();
+  llvm::Value* zero = llvm::ConstantFP::get(vecTy, 0.0);
+  auto splatF = [&](double v) { return llvm::ConstantFP::get(vecTy, v); };
+  auto vecAt = [&](llvm::Value* buffer, llvm::Value* at) {
+    return b.CreateGEP(floatTy, buffer, at);
+  };
+
+  // sum_i coeffs[i * stride] * xs[i] (the transforms' rows), skipping zero coefficients.
+  auto combine = [&](const double* coeffs, int64_t stride,
+                     const std::vector<llvm::Value*>& terms) -> llvm::Value* {
+    llvm::Value* sum = nullptr;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const double c = coeffs[int64_t(i) * stride];
+      if (c == 0) continue;
+      llvm::Value* x = terms[i];
+      if (!sum) {
+        sum = c == 1 ? x : c == -1 ? b.CreateFNeg(x) : b.CreateFMul(x, splatF(c));
+      } else if (c == 1) {
+        sum = b.CreateFAdd(sum, x);
+      } else if (c == -1) {
+        sum = b.CreateFSub(sum, x);
+      } else {
+        sum = b.CreateFAdd(sum, b.CreateFMul(x, splatF(c)));
+      }
+    }
+    return sum ? sum : zero;
+  };
+  // The activation field on a vector (the plan excludes Sigmoid and Tanh).
+  auto activate = [&](llvm::Value* v) -> llvm::Value* {
+    const Epilogue& e = d.epilogue;
+    switch (e.act) {
+      case Activation::Relu:
+        return kb.maxValue(v, zero);
+      case Activation::Clip:
+        return kb.minValue(kb.maxValue(v, splatF(e.alpha)), splatF(e.beta));
+      case Activation::LeakyRelu:
+        return b.CreateSelect(b.CreateFCmpOLT(v, zero), b.CreateFMul(v, splatF(e.alpha)), v);
+      default:
+        return v;
+    }
+  };
+  // Constant lane masks: lane e of `width` lanes valid if column first + e is in [lo, hi)
+  // and e < count (nullptr: every lane valid).
+  auto columnMask = [&](int64_t width, int64_t first, int64_t lo, int64_t hi,
+                        int64_t count) -> llvm::Value* {
+    std::vector<llvm::Constant*> on;
+    bool all = true;
+    for (int64_t e = 0; e < width; ++e) {
+      bool valid = e < count && first + e >= lo && first + e < hi;
+      all = all && valid;
+      on.push_back(b.getInt1(valid));
+    }
+    return all ? nullptr : llvm::ConstantVector::get(on);
+  };
+  auto maskedLoad = [&](llvm::Type* type, unsigned binding, llvm::Value* at,
+                        llvm::Value* mask) -> llvm::Value* {
+    if (!mask) return b.CreateAlignedLoad(type, kb.elementAddress(binding, at), llvm::Align(4));
+    return b.CreateMaskedLoad(type, kb.elementAddress(binding, at), llvm::Align(4), mask,
+                              llvm::Constant::getNullValue(type));
+  };
+  // Shuffle picking lanes m * j + s (j < L) of two concatenated wide vectors.
+  auto pickColumn = [&](int64_t s) {
+    std::vector<int> lanes;
+    for (int64_t j = 0; j < int64_t(L); ++j) lanes.push_back(int(m * j + s));
+    return lanes;
+  };
+  // Output row interleave: pixel e = m * j + q of m * L comes from lane j of vector q.
+  std::vector<int> interleave;
+  for (int64_t e = 0; e < m * int64_t(L); ++e)
+    interleave.push_back(int((e % m) * L + e / m));
+  std::vector<int> concat2, concat4;
+  for (int64_t e = 0; e < 2 * int64_t(L); ++e) concat2.push_back(int(e));
+  for (int64_t e = 0; e < 4 * int64_t(L); ++e) concat4.push_back(int(e));
+
+  kb.forWorkgroupShare(items, [&](llvm::Value* item) {
+    std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, rowBlocks});
+    llvm::Value *n = co[0], *ocGroup = co[1], *rowBlock = co[2];
+    llvm::Value* panelLo = b.CreateMul(ocGroup, kb.index(panelsPerGroup));
+    llvm::Value* panelHi =
+        kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
+    llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
+    llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
+    llvm::Value* xImage = b.CreateMul(n, kb.index(C * H * W));
+    llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
+    llvm::Value* tr0 = b.CreateMul(rowBlock, kb.index(R));
+
+    // One block of `rows` tile rows.
+    auto block = [&](int64_t rows) {
+      const int64_t slots = rows * TW, fullSlotTiles = slots / NR, tailSlots = slots % NR;
+
+      // V for channels [c0, c0 + count): V[pos][channel - c0][slot].
+      auto inputTransform = [&](llvm::Value* c0, int64_t count) {
+        kb.forRange(
+            kb.index(0), kb.index(count),
+            [&](llvm::Value* cl) {
+              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl),
+                                                                     kb.index(H * W)));
+              kb.forRange(
+                  kb.index(0), kb.index(rows),
+                  [&](llvm::Value* trl) {
+                    llvm::Value* ihTop = b.CreateSub(
+                        b.CreateMul(b.CreateAdd(tr0, trl), kb.index(m)), kb.index(padTop));
+                    for (int64_t v = 0; v < rowVectors; ++v) {
+                      const int64_t col0 = v * L * m - padLeft;  // tile v*L's first column
+                      llvm::Value* mask1 = columnMask(m * L, col0, 0, W, m * L);
+                      llvm::Value* mask2 = columnMask(m * L, col0 + m * L, 0, W, A - m);
+                      // Row transform of each of the alpha input rows: h[r][j].
+                      std::vector<std::vector<llvm::Value*>> h(static_cast<size_t>(A));
+                      for (int64_t r = 0; r < A; ++r) {
+                        llvm::Value* ih = b.CreateAdd(ihTop, kb.index(r));
+                        llvm::Value* inside = b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)),
+                                                          b.CreateICmpSLT(ih, kb.index(H)));
+                        llvm::Value* clamped =
+                            b.CreateSelect(inside, ih, kb.index(0));  // a readable row
+                        llvm::Value* rowAt =
+                            b.CreateAdd(channel, b.CreateMul(clamped, kb.index(W)));
+                        llvm::Value* w1 =
+                            maskedLoad(wideTy, 0, b.CreateAdd(rowAt, kb.index(col0)), mask1);
+                        llvm::Value* w2 = maskedLoad(
+                            wideTy, 0, b.CreateAdd(rowAt, kb.index(col0 + m * L)), mask2);
+                        llvm::Value* wideZero = llvm::Constant::getNullValue(wideTy);
+                        w1 = b.CreateSelect(inside, w1, wideZero);
+                        w2 = b.CreateSelect(inside, w2, wideZero);
+                        std::vector<llvm::Value*> x;
+                        for (int64_t s = 0; s < A; ++s)
+                          x.push_back(b.CreateShuffleVector(w1, w2, pickColumn(s)));
+                        for (int64_t j = 0; j < A; ++j)
+                          h[r].push_back(combine(&wm.bt[j * A], 1, x));
+                      }
+                      // Column transform, stored at V[pos][cl][slot].
+                      llvm::Value* slot = b.CreateAdd(b.CreateMul(trl, kb.index(TW)),
+                                                      kb.index(v * L));
+                      llvm::Value* rowSlot = b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), slot);
+                      for (int64_t i = 0; i < A; ++i) {
+                        for (int64_t j = 0; j < A; ++j) {
+                          std::vector<llvm::Value*> column;
+                          for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
+                          llvm::Value* value = combine(&wm.bt[i * A], 1, column);
+                          llvm::Value* at = b.CreateAdd(
+                              rowSlot, kb.index((i * A + j) * blockC * slotsBuf));
+                          b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
+                        }
+                      }
+                    }
+                  },
+                  /*unroll=*/false);
+            },
+            /*unroll=*/false);
+      };
+
+      // Y = A^T M A for output channel rows [0, panelRows) of `panel` (M buffer panel `mp`),
+      // plus bias, activation and chain, stored.
+      auto outputTransform = [&](llvm::Value* panel, int64_t panelRows, llvm::Value* mp) {
+        kb.forRange(
+            kb.index(0), kb.index(panelRows),
+            [&](llvm::Value* row) {
+              llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
+              llvm::Value* plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
+              llvm::Value* bias =
+                  hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
+              FusedEpilogue::Row chainRow;
+              if (chain) chainRow = epilogue.row(plane);
+              llvm::Value* mRow =
+                  b.CreateAdd(b.CreateMul(mp, kb.index(P * MR * slotsBuf)),
+                              b.CreateMul(row, kb.index(slotsBuf)));
+              kb.forRange(
+                  kb.index(0), kb.index(rows),
+                  [&](llvm::Value* trl) {
+                    llvm::Value* ohTop = b.CreateMul(b.CreateAdd(tr0, trl), kb.index(m));
+                    for (int64_t v = 0; v < rowVectors; ++v) {
+                      llvm::Value* slot = b.CreateAdd(
+                          mRow, b.CreateAdd(b.CreateMul(trl, kb.index(TW)), kb.index(v * L)));
+                      // t[a][j] = sum_b M[a][b] AT[j][b]
+                      std::vector<std::vector<llvm::Value*>> t(static_cast<size_t>(A));
+                      for (int64_t a = 0; a < A; ++a) {
+                        std::vector<llvm::Value*> mv;
+                        for (int64_t bb = 0; bb < A; ++bb) {
+                          llvm::Value* at =
+                              b.CreateAdd(slot, kb.index((a * A + bb) * MR * slotsBuf));
+                          mv.push_back(b.CreateAlignedLoad(vecTy, vecAt(mBuf, at), llvm::Align(4)));
+                        }
+                        for (int64_t j = 0; j < m; ++j) t[a].push_back(combine(&wm.at[j * A], 1, mv));
+                      }
+                      for (int64_t i = 0; i < m; ++i) {
+                        std::vector<llvm::Value*> y;
+                        for (int64_t j = 0; j < m; ++j) {
+                          std::vector<llvm::Value*> column;
+                          for (int64_t a = 0; a < A; ++a) column.push_back(t[a][j]);
+                          llvm::Value* value = combine(&wm.at[i * A], 1, column);
+                          y.push_back(bias ? b.CreateFAdd(value, bias) : value);
+                        }
+                        llvm::Value* wide =
+                            m == 2 ? b.CreateShuffleVector(y[0], y[1], interleave)
+                                   : b.CreateShuffleVector(
+                                         b.CreateShuffleVector(y[0], y[1], concat2),
+                                         b.CreateShuffleVector(y[2], y[3], concat2), interleave);
+                        llvm::Value* oh = b.CreateAdd(ohTop, kb.index(i));
+                        auto store = [&] {
+                          llvm::Value* rowStart = b.CreateMul(oh, kb.index(OW));
+                          for (int64_t q = 0; q < m; ++q) {
+                            const int64_t col = v * L * m + q * L;
+                            if (col >= OW) break;
+                            std::vector<int> part;
+                            for (int64_t e = 0; e < int64_t(L); ++e) part.push_back(int(q * L + e));
+                            llvm::Value* value = activate(b.CreateShuffleVector(wide, part));
+                            llvm::Value* mask = columnMask(L, col, 0, OW, L);
+                            llvm::Value* column = b.CreateAdd(rowStart, kb.index(col));
+                            if (chain) value = epilogue.applyVector(value, chainRow, column, mask);
+                            llvm::Value* at = b.CreateAdd(plane, column);
+                            if (mask) {
+                              b.CreateMaskedStore(value, kb.elementAddress(out, at),
+                                                  llvm::Align(4), mask);
+                            } else {
+                              b.CreateAlignedStore(value, kb.elementAddress(out, at),
+                                                   llvm::Align(4));
+                            }
+                          }
+                        };
+                        if (OH % m == 0) {
+                          store();
+                        } else {
+                          kb.ifThen(b.CreateICmpSLT(oh, kb.index(OH)), store);
+                        }
+                      }
+                    }
+                  },
+                  /*unroll=*/false);
+            },
+            /*unroll=*/false);
+      };
+
+      // Channels [c0, c0 + count): V, then per panel of the group and position the products
+      // (from zero if `first`, else from the M buffer), then the output if `last`.
+      auto cBlock = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
+        inputTransform(c0, count);
+        auto panelWork = [&](llvm::Value* panel, int64_t panelRows) {
+          llvm::Value* mp = oneCBlock ? kb.index(0) : b.CreateSub(panel, panelLo);
+          llvm::Value* uPanel = b.CreateMul(panel, kb.index(MR * P * C));
+          kb.forRange(
+              kb.index(0), kb.index(P),
+              [&](llvm::Value* pos) {
+                llvm::Value* mBase = b.CreateMul(b.CreateAdd(b.CreateMul(mp, kb.index(P)), pos),
+                                                 kb.index(MR * slotsBuf));
+                llvm::Value* uBase = b.CreateAdd(
+                    uPanel, b.CreateMul(b.CreateAdd(b.CreateMul(pos, kb.index(C)), c0),
+                                        kb.index(panelRows)));
+                llvm::Value* vBase = b.CreateMul(pos, kb.index(blockC * slotsBuf));
+                auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
+                  for (int64_t r = 0; r < panelRows; ++r) {
+                    for (int64_t v = 0; v < nv; ++v) {
+                      llvm::Value* value = zero;
+                      if (first != b.getTrue()) {
+                        llvm::Value* at = b.CreateAdd(
+                            mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
+                        llvm::Value* partial =
+                            b.CreateAlignedLoad(vecTy, vecAt(mBuf, at), llvm::Align(32));
+                        value = b.CreateSelect(first, zero, partial);
+                      }
+                      b.CreateStore(value, acc[size_t(r)][size_t(v)]);
+                    }
+                  }
+                  LoadA loadA = [&](llvm::Value* k, int64_t r) {
+                    llvm::Value* at =
+                        b.CreateAdd(uBase, b.CreateAdd(b.CreateMul(k, kb.index(panelRows)),
+                                                       kb.index(r)));
+                    return kb.load(1, ElemType::F32, at);
+                  };
+                  LoadB loadB = [&](llvm::Value* k, int64_t v) {
+                    llvm::Value* at = b.CreateAdd(
+                        vBase, b.CreateAdd(b.CreateMul(k, kb.index(slotsBuf)),
+                                           b.CreateAdd(s0, kb.index(v * L))));
+                    return b.CreateAlignedLoad(vecTy, vecAt(vBuf, at), llvm::Align(32));
+                  };
+                  emitMicrokernel(kb, {panelRows, nv, L}, acc, count, 4, loadA, loadB);
+                  for (int64_t r = 0; r < panelRows; ++r) {
+                    for (int64_t v = 0; v < nv; ++v) {
+                      llvm::Value* at =
+                          b.CreateAdd(mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
+                      b.CreateAlignedStore(b.CreateLoad(vecTy, acc[size_t(r)][size_t(v)]),
+                                           vecAt(mBuf, at), llvm::Align(32));
+                    }
+                  }
+                };
+                kb.forRange(
+                    kb.index(0), kb.index(fullSlotTiles),
+                    [&](llvm::Value* st) { gemmTile(b.CreateMul(st, kb.index(NR)), NRV); },
+                    /*unroll=*/false);
+                if (tailSlots > 0) gemmTile(kb.index(fullSlotTiles * NR), ceilDiv(tailSlots, L));
+              },
+              /*unroll=*/false);
+          if (last == b.getTrue()) {
+            outputTransform(panel, panelRows, mp);
+          } else {
+            kb.ifThen(last, [&] { outputTransform(panel, panelRows, mp); });
+          }
+        };
+        kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelWork(panel, MR); },
+                    /*unroll=*/false);
+        if (remRows > 0)
+          kb.ifThen(hasRemainder, [&] { panelWork(kb.index(fullPanels), remRows); });
+      };
+
+      if (oneCBlock) {
+        cBlock(kb.index(0), C, b.getTrue(), b.getTrue());
+      } else {
+        kb.forRange(
+            kb.index(0), kb.index(fullCBlocks),
+            [&](llvm::Value* k) {
+              llvm::Value* first = b.CreateICmpEQ(k, kb.index(0));
+              llvm::Value* last =
+                  lastC > 0 ? b.getFalse() : b.CreateICmpEQ(k, kb.index(fullCBlocks - 1));
+              cBlock(b.CreateMul(k, kb.index(blockC)), blockC, first, last);
+            },
+            /*unroll=*/false);
+        if (lastC > 0) cBlock(kb.index(fullCBlocks * blockC), lastC, b.getFalse(), b.getTrue());
+      }
+    };
+
+    if (lastR == R) {
+      block(R);
+    } else {
+      llvm::Value* isLast = b.CreateICmpEQ(rowBlock, kb.index(rowBlocks - 1));
+      kb.ifThen(b.CreateNot(isLast), [&] { block(R); });
+      kb.ifThen(isLast, [&] { block(lastR); });
+    }
+  });
+  return workgroupsFor(items, panelsPerGroup * MR * C * P * slotsBuf);
+}
+
+}  // namespace kiln::codegen::detail
