@@ -3,11 +3,14 @@
 // microcontroller target where they differ) against a straightforward double-precision
 // reference: batch-1 products, edge tiles in both directions, long and short K, transposes,
 // alpha/beta, every bias broadcast form, batched MatMul with broadcast batch axes, fused
-// epilogues and fused two-product chains. Every case runs with several workgroup splits.
+// epilogues and fused two-product chains; and each of these with B packed in column panels as
+// the compile-time packer leaves a constant B (matmul_pack.h). Every case runs with several
+// workgroup splits.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "kiln/codegen/matmul_pack.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
@@ -119,14 +122,37 @@ KernelDesc productDesc(const Product& p) {
   return d;
 }
 
-void checkProduct(const Product& p, const std::string& target = "host") {
+// The vector unit of a friendly target name (the packer's policy input).
+VectorUnit unitOf(const std::string& target) {
+  TargetRequest request;
+  request.name = target;
+  return vectorUnitOf(target == "host" ? testing::hostTarget() : resolveTarget(request));
+}
+
+// Packs d's B (`b`, the model's layout) in column panels as the packer would (d.bPanel set);
+// the policy must take the product.
+std::vector<float> packB(KernelDesc& d, const std::vector<float>& b, const std::string& target) {
+  MatMulPanelTile tile = matMulPanelTile(d, unitOf(target));
+  EXPECT_TRUE(tile.applies()) << d.key();
+  const std::vector<int64_t>& bs = d.inputs[1].shape;
+  const int64_t n = d.transB ? bs[bs.size() - 2] : bs.back();
+  const int64_t k = d.transB ? bs.back() : bs[bs.size() - 2];
+  d.bPanel = tile.nr;
+  return packMatMulPanels(b, k, n, d.transB, tile.nr);
+}
+
+// `packed`: B in column panels (packMatMulPanels, KernelDesc::bPanel) as for a constant B.
+void checkProduct(const Product& p, const std::string& target = "host", bool packed = false) {
   KernelDesc d = productDesc(p);
   auto a = randomFloats(size_t(product(d.inputs[0].shape)), 11);
   auto b = randomFloats(size_t(product(d.inputs[1].shape)), 12);
   std::vector<float> c;
-  std::vector<std::vector<float>> inputs = {a, b};
+  std::vector<std::vector<float>> inputs = {a, packed ? packB(d, b, target) : b};
   if (!p.bias.empty()) inputs.push_back(c = randomFloats(size_t(product(p.bias)), 13));
   expectClose(runKernel(d, inputs, {1, 2, 3, 16}, target), referenceProduct(p, a, b, c));
+}
+void checkPacked(const Product& p, const std::string& target = "host") {
+  checkProduct(p, target, true);
 }
 
 TEST(MatMulKernels, BatchOneWithTransposedWeights) {
@@ -206,6 +232,62 @@ TEST(MatMulKernels, FusedResidualChainOnAccumulators) {
   }
 }
 
+// ---- B packed in column panels (a constant B, packMatMulWeights) -----------------------------
+
+TEST(MatMulKernels, PackedBatchOne) {
+  // GEMV on 32-column panels: N 37 (a last panel of 5 columns, one masked vector), K odd;
+  // torch's Linear (transB) and row-major weights; scales, every bias form, Relu.
+  checkPacked({{}, {}, 1, 37, 301, false, true, 1.0f, 1.0f, {37}, Activation::None});
+  checkPacked({{}, {}, 1, 37, 301, false, false, 0.5f, 2.0f, {1, 37}, Activation::Relu});
+  checkPacked({{}, {}, 1, 8, 1, false, true, 1.0f, 1.0f, {1}, Activation::None});
+  checkPacked({{}, {}, 1, 100, 64, false, true, 1.0f, -0.5f, {100}, Activation::Relu});
+}
+
+TEST(MatMulKernels, PackedTallProducts) {
+  // 6 x 16 tiles on 16-column panels: M 3, 7 (an edge row), 64 (edge of 4 rows); N 45 (a last
+  // panel of 13 columns), K odd; both weight layouts, scales, row and column biases.
+  for (bool transB : {false, true}) {
+    checkPacked({{}, {}, 3, 45, 33, false, transB, 1.0f, 1.0f, {45}, Activation::None});
+    checkPacked({{}, {}, 7, 45, 129, false, transB, 0.5f, 2.0f, {7, 45}, Activation::Relu});
+    checkPacked({{}, {}, 64, 50, 77, false, transB, 1.0f, 1.0f, {64, 1}, Activation::None});
+    checkPacked({{}, {}, 2, 19, 9, false, transB, 1.0f, 1.0f, {}, Activation::Sigmoid});
+  }
+  // transA, and transA with transB (unpacked: the plain loops; packed: tiles).
+  checkPacked({{}, {}, 9, 17, 21, true, false, 1.5f, 1.0f, {17}, Activation::None});
+  checkPacked({{}, {}, 5, 26, 7, true, true, 0.5f, 2.0f, {26}, Activation::Relu});
+}
+
+TEST(MatMulKernels, PackedSharedWeightsOverBatches) {
+  // A transformer's Linear: [1, 16, K] x [K, N] + bias (batch folded into rows), B with a
+  // leading 1 axis, and batches whose row-varying bias keeps the batch loop.
+  checkPacked({{1}, {}, 16, 48, 35, false, false, 1.0f, 1.0f, {48}, Activation::None});
+  checkPacked({{2, 3}, {1}, 5, 19, 24, false, false, 1.0f, 1.0f, {19}, Activation::Relu});
+  checkPacked({{4}, {}, 7, 10, 16, false, false, 1.0f, 1.0f, {7, 1}, Activation::None});
+}
+
+TEST(MatMulKernels, PackedFourLaneVectors) {
+  checkPacked({{}, {}, 1, 37, 30, false, true, 1.0f, 1.0f, {37}, Activation::Relu}, "x86_64");
+  checkPacked({{}, {}, 8, 19, 31, false, true, 1.0f, 1.0f, {19}, Activation::None}, "x86_64");
+}
+
+TEST(MatMulKernels, PackedResidualChainOnAccumulators) {
+  const int64_t M = 7, N = 27, K = 13;
+  Product p{{}, {}, M, N, K, false, true, 1.0f, 1.0f, {N}, Activation::None};
+  KernelDesc d = productDesc(p);
+  d.inputs.push_back(f32({M, N}));
+  ElementwiseExpr& e = d.epilogue.chain;
+  int32_t result = int32_t(e.nodes.size());
+  e.nodes.push_back({ExprOp::Result, ElemType::F32});
+  e.addBinary(ExprOp::Add, result, e.addInput(3, ElemType::F32));
+  d.epilogue.inputCount = 1;
+  d.epilogue.shape = d.output.shape;
+  auto a = randomFloats(size_t(M * K), 21), b = randomFloats(size_t(K * N), 22);
+  auto c = randomFloats(size_t(N), 23), r = randomFloats(size_t(M * N), 24);
+  std::vector<float> want = referenceProduct(p, a, b, c);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
+  expectClose(runKernel(d, {a, packB(d, b, "host"), c, r}, {1, 2, 7}), want);
+}
+
 // A fused MLP head: Y = tailAlpha * act(alpha * A op(W1) + beta * c1) op(W2) + tailBeta * c2.
 KernelDesc chainDesc(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB) {
   KernelDesc d;
@@ -229,8 +311,9 @@ KernelDesc chainDesc(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, 
   return d;
 }
 
+// `packed`: the first weights in column panels, as for a constant.
 void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool tailTransB,
-                const std::string& target = "host") {
+                const std::string& target = "host", bool packed = false) {
   KernelDesc d = chainDesc(M, K, N1, N2, transB, tailTransB);
   auto a = randomFloats(size_t(M * K), 31), w1 = randomFloats(size_t(K * N1), 32);
   auto c1 = randomFloats(size_t(N1), 33), w2 = randomFloats(size_t(N1 * N2), 34);
@@ -251,7 +334,8 @@ void checkChain(int64_t M, int64_t K, int64_t N1, int64_t N2, bool transB, bool 
       want[size_t(m * N2 + n)] = float(1.5 * acc + 0.5 * c2[size_t(n)]);
     }
   }
-  expectClose(runKernel(d, {a, w1, c1, w2, c2}, {1, 2, 5}, target), want);
+  std::vector<float> b = packed ? packB(d, w1, target) : w1;
+  expectClose(runKernel(d, {a, b, c1, w2, c2}, {1, 2, 5}, target), want);
 }
 
 TEST(MatMulKernels, FusedChainsBatchOne) {
@@ -269,6 +353,15 @@ TEST(MatMulKernels, FusedChainsSeveralRows) {
   checkChain(13, 20, 24, 9, false, true);
   checkChain(5, 33, 19, 6, true, false);
   checkChain(3, 8, 1500, 4, true, true);
+}
+
+TEST(MatMulKernels, FusedChainsPackedFirstWeights) {
+  checkChain(1, 256, 24, 10, true, true, "host", true);  // the digits head
+  checkChain(1, 201, 37, 10, true, true, "host", true);
+  checkChain(3, 40, 19, 10, false, true, "host", true);
+  checkChain(13, 21, 24, 9, true, false, "host", true);  // blocks of 6, 6 and 1 rows
+  checkChain(3, 8, 1500, 4, true, true, "host", true);   // one row per block
+  checkChain(2, 30, 12, 7, true, true, "x86_64", true);
 }
 
 // Targets this machine cannot run: the tiles become multiply-adds on AVX-512's 16-lane zmm

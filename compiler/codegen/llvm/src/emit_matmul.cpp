@@ -1,6 +1,7 @@
 // Matrix products: ONNX MatMul (batched, numpy broadcasting of the batch axes) and Gemm
 // (transposes, alpha, beta, a bias C broadcast to the result), with a fused activation.
-// Targets with vector registers: register tiles (matmul_tiles.h). A work item is one tile
+// Targets with vector registers: register tiles (matmul_tiles.h), reading B in the column
+// panels the packer put a constant B in (KernelDesc::bPanel) or in place. A work item is one tile
 // (batch, column block, row block; the row blocks innermost, so consecutive items reuse one
 // block of B); scale, bias and the fused epilogue are applied to the accumulators before their
 // only store. Products neither tile form covers (Gemm with transA and transB) and targets
@@ -86,8 +87,10 @@ uint32_t emitMatMul(KernelBuilder& kb) {
 
   ProductShape p{M, N, K, batchShape, aBatch, bBatch, cStrides, aM, aK, bK, bN};
   foldBatchIntoRows(p);
-  if (std::optional<TilePlan> plan =
-          planMatMulTiles(p.M, N, K, aM, aK, bK, bN, kb.target().vectorLanes)) {
+  std::optional<TilePlan> plan =
+      d.bPanel > 0 ? std::optional<TilePlan>(panelTilePlan(d, kb.target()))
+                   : planMatMulTiles(p.M, N, K, aM, aK, bK, bN, kb.target().vectorLanes);
+  if (plan) {
     int64_t tileBatches = 1;
     for (int64_t e : p.batchShape) tileBatches *= e;
     const int64_t mTiles = tileCount(p.M, plan->mr), nTiles = tileCount(N, plan->nr);

@@ -4,7 +4,8 @@
 // the second weights into the output row. The hidden row never reaches memory.
 // On targets with vector registers both products are register tiles (matmul_tiles.h) and a
 // work item is a block of rows (the first product's tile height, its hidden rows at most
-// 8 KiB): the first product's tiles go into the block's buffer with the scale, bias and
+// 8 KiB): the first product's tiles (reading its weights in column panels when the packer
+// packed them, KernelDesc::bPanel) go into the block's buffer with the scale, bias and
 // epilogue applied to the accumulators, so its weights stream once per block; then each hidden
 // row is multiplied by the second weights into its output row.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
+#include "kiln/codegen/matmul_pack.h"
 #include "matmul_tiles.h"
 
 namespace kiln::codegen::detail {
@@ -65,12 +67,13 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
   FusedEpilogue epilogue(kb);
 
   // A work item is a block of rows: the first product as tiles of the plan's height into a
-  // buffer of the block's hidden rows (at most kHiddenBlockFloats, so the stack stays small),
+  // buffer of the block's hidden rows (at most kMlpHiddenBlockFloats, so the stack stays small),
   // its weights streamed once per block; then each hidden row times the second weights.
   const unsigned lanes = kb.target().vectorLanes;
-  constexpr int64_t kHiddenBlockFloats = 2048;  // 8 KiB
-  const int64_t blockCap = std::max<int64_t>(1, std::min<int64_t>(M, kHiddenBlockFloats / N1));
-  std::optional<TilePlan> first = planMatMulTiles(blockCap, N1, K, aM, aK, bK, bN, lanes);
+  const int64_t blockCap = std::max<int64_t>(1, std::min<int64_t>(M, kMlpHiddenBlockFloats / N1));
+  std::optional<TilePlan> first =
+      d.bPanel > 0 ? std::optional<TilePlan>(panelTilePlan(d, kb.target()))
+                   : planMatMulTiles(blockCap, N1, K, aM, aK, bK, bN, lanes);
   std::optional<TilePlan> second = planMatMulTiles(1, N2, N1, N1, 1, tK, tN, lanes);
   if (first && second) {
     const int64_t blockRows = first->mr, blocks = tileCount(M, blockRows);

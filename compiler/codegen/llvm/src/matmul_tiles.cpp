@@ -2,9 +2,12 @@
 #include "matmul_tiles.h"
 
 #include <algorithm>
+#include <cassert>
+#include <llvm/IR/Intrinsics.h>
 
 #include "emit_gemm_microkernel.h"
 #include "kernel_builder.h"
+#include "kiln/codegen/matmul_pack.h"
 
 namespace kiln::codegen::detail {
 
@@ -31,6 +34,18 @@ std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t
   plan.form = TileForm::Broadcast;
   plan.mr = M <= 2 ? M : std::min<int64_t>(M, 6);
   plan.nr = (M <= 2 ? 4 : 2) * int64_t(lanes);
+  return plan;
+}
+
+TilePlan panelTilePlan(const KernelDesc& desc, const EmitTarget& target) {
+  MatMulPanelTile tile = matMulPanelTile(desc, {target.vectorLanes, target.vectorRegisters});
+  assert(tile.applies() && tile.nr == desc.bPanel && "B packed for another tile");
+  TilePlan plan;
+  plan.form = TileForm::Broadcast;
+  plan.mr = tile.mr;
+  plan.nr = tile.nr;
+  plan.lanes = target.vectorLanes;
+  plan.packedB = true;
   return plan;
 }
 
@@ -61,6 +76,67 @@ std::vector<std::vector<llvm::Value*>> zeroSlots(KernelBuilder& kb, int64_t rows
   return slots;
 }
 
+// A one-row tile has one dependency chain per vector of columns: with fewer than ~8 the
+// multiply-add latency, not the loads, sets the pace (a GEMV over 24 columns: 3 chains). So
+// its K is split into `splits` interleaved sums (step k into sum k % splits), each with its
+// own accumulators, added at the end: ~8 chains, at most 12 accumulators.
+int64_t rowSplits(int64_t vectors, int64_t K) {
+  int64_t splits = std::min((8 + vectors - 1) / vectors, 12 / std::max<int64_t>(vectors, 1));
+  return std::clamp<int64_t>(splits, 1, K);
+}
+
+// The one-row tile's K loop in `splits` interleaved sums (see rowSplits), into acc[0][*].
+void splitRowSums(KernelBuilder& kb, const MicroTile& tile, const Accumulators& acc, int64_t K,
+                  int64_t splits, const LoadA& loadA, const LoadB& loadB) {
+  llvm::IRBuilder<>& b = kb.b();
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), tile.lanes);
+  const size_t vectors = size_t(tile.nrVectors);
+  // Sum 0 lives in acc[0]; the others in their own slots, zeroed.
+  std::vector<std::vector<llvm::Value*>> slots(static_cast<size_t>(splits));
+  slots[0] = acc[0];
+  for (int64_t s = 1; s < splits; ++s) {
+    for (size_t v = 0; v < vectors; ++v) {
+      slots[size_t(s)].push_back(kb.local(vecTy, "acc.split"));
+      b.CreateStore(llvm::Constant::getNullValue(vecTy), slots[size_t(s)][v]);
+    }
+  }
+  // Steps first, first + 1, ..., first + count - 1 into sums 0 .. count - 1.
+  auto run = [&](llvm::Value* first, int64_t count) {
+    for (int64_t s = 0; s < count; ++s) {
+      llvm::Value* k = s == 0 ? first : b.CreateAdd(first, kb.index(s), "", true, true);
+      llvm::Value* a = b.CreateVectorSplat(tile.lanes, loadA(k, 0));
+      for (size_t v = 0; v < vectors; ++v) {
+        llvm::Value* slot = slots[size_t(s)][v];
+        llvm::Value* c = b.CreateLoad(vecTy, slot);
+        b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy},
+                                        {a, loadB(k, int64_t(v)), c}),
+                      slot);
+      }
+    }
+  };
+  const int64_t loops = K / splits;
+  if (loops > 0) {
+    kb.forRange(
+        kb.index(0), kb.index(loops),
+        [&](llvm::Value* i) { run(b.CreateMul(i, kb.index(splits), "", true, true), splits); },
+        /*unroll=*/false);
+  }
+  if (K % splits) run(kb.index(loops * splits), K % splits);
+  // Pairwise sums of the splits into acc[0].
+  for (size_t v = 0; v < vectors; ++v) {
+    std::vector<llvm::Value*> sums;
+    for (int64_t s = 0; s < splits; ++s) sums.push_back(b.CreateLoad(vecTy, slots[size_t(s)][v]));
+    while (sums.size() > 1) {
+      std::vector<llvm::Value*> next;
+      for (size_t i = 0; i + 1 < sums.size(); i += 2)
+        next.push_back(b.CreateFAdd(sums[i], sums[i + 1]));
+      if (sums.size() % 2) next.push_back(sums.back());
+      sums = next;
+    }
+    b.CreateStore(sums[0], acc[0][v]);
+  }
+}
+
 // The broadcast form is the conv's GEMM microkernel (emit_gemm_microkernel.h): A(k, m) a
 // scalar of A's row, B(k, v) the v-th vector of B's row k (the last one masked at a row end).
 TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
@@ -82,17 +158,25 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
     aRows.push_back(
         b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
   }
-  llvm::Value* bStart = b.CreateAdd(bm.offset, n0);
+  // Unpacked: row k of B from column n0; packed: the panel of columns n0.., rows of `cols`.
+  llvm::Value* bStart = plan.packedB ? b.CreateAdd(bm.offset, b.CreateMul(n0, kb.index(K)))
+                                     : b.CreateAdd(bm.offset, n0);
+  const int64_t bRowStride = plan.packedB ? cols : bm.rowStride;
   auto loadA = [&](llvm::Value* k, int64_t m) -> llvm::Value* {
     llvm::Value* at = b.CreateAdd(aRows[size_t(m)], b.CreateMul(k, kb.index(a.colStride)));
     return b.CreateLoad(b.getFloatTy(), elementPointer(kb, a.ptr, at, true));
   };
   auto loadB = [&](llvm::Value* k, int64_t v) {
-    llvm::Value* at = b.CreateAdd(b.CreateAdd(bStart, b.CreateMul(k, kb.index(bm.rowStride))),
+    llvm::Value* at = b.CreateAdd(b.CreateAdd(bStart, b.CreateMul(k, kb.index(bRowStride))),
                                   kb.index(v * lanes));
     return loadLanes(kb, bm.ptr, at, lanes, validLanes(v));
   };
-  emitMicrokernel(kb, tile, acc, K, /*unroll=*/4, loadA, loadB);
+  const int64_t splits = rows == 1 ? rowSplits(tile.nrVectors, K) : 1;
+  if (splits > 1) {
+    splitRowSums(kb, tile, acc, K, splits, loadA, loadB);
+  } else {
+    emitMicrokernel(kb, tile, acc, K, /*unroll=*/4, loadA, loadB);
+  }
   TileRows result(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t v = 0; v < tile.nrVectors; ++v) {

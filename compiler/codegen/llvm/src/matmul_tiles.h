@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fused_epilogue.h"
+#include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
 
@@ -39,6 +40,9 @@ struct TilePlan {
   TileForm form = TileForm::Broadcast;
   int64_t mr = 1, nr = 1;  // tile rows and columns (the edge tiles are smaller)
   unsigned lanes = 8;
+  // Broadcast only: B is in column panels of nr (matmul_pack.h), the tile at column n0 reads
+  // B(k, j) at offset + n0 * K + k * cols + j (cols: the tile's columns); B's strides unused.
+  bool packedB = false;
 };
 
 // The tile plan for an M x N x K product whose operands have the given strides (A over (m, k),
@@ -46,6 +50,10 @@ struct TilePlan {
 std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t aStrideM,
                                         int64_t aStrideK, int64_t bStrideK, int64_t bStrideN,
                                         unsigned lanes);
+
+// The plan of a product whose B the packer put in column panels (desc.bPanel > 0): broadcast
+// tiles of matMulPanelTile's size, reading the panels.
+TilePlan panelTilePlan(const KernelDesc& desc, const EmitTarget& target);
 
 // A run of consecutive result columns of one tile row: `value` is a vector whose first
 // `valid` lanes are columns [column, column + valid) relative to the tile's first column.
