@@ -12,6 +12,9 @@ TEST(WorkgroupPolicy, TinyDispatchesAreNotSplit) {
   EXPECT_EQ(workgroupsFor(4 * 26, 26 * 9), 1u);
   // Its whole MAC count in one dispatch is still below the serial threshold.
   EXPECT_EQ(workgroupsFor(60, 1000), 1u);
+  // The digits example's second conv, 74 K MACs (8 x 9216): faster whole than over 2 threads.
+  EXPECT_EQ(workgroupsFor(8, 9216), 1u);
+  EXPECT_GT(workgroupsFor(8, 2 * 9216), 1u);  // twice the work is split
   // An elementwise op over 4 K elements in chunks of 1 K.
   EXPECT_EQ(workgroupsFor(4, 1024), 1u);
   // Degenerate extents.
