@@ -37,6 +37,21 @@ llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* inde
 // Sign-extends an integer element to i32 (i8/i16/i32 loads).
 llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v);
 
+// ---- NHWC window geometry (emit_quantized_conv.cpp) -----------------------------------------
+// The shapes of a quantized convolution or pool: input [N, H, W, C], output [N, OH, OW, OC], a
+// KH x KW window with its strides, dilations and begin pads (top, left) from the descriptor.
+struct QWindowShape {
+  int64_t N = 1, H = 1, W = 1, C = 1;
+  int64_t OH = 1, OW = 1, OC = 1;
+  int64_t KH = 1, KW = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0;
+};
+// A convolution's (the window from the weights [OC, KH, KW, IC]).
+QWindowShape qConvShape(const KernelDesc& d);
+// A pool's (the window from the descriptor's kernel shape).
+QWindowShape qPoolShape(const KernelDesc& d);
+
 // ---- conv / fully connected output (emit_quantized_conv.cpp) --------------------------------
 // The per-channel multipliers and shifts as tables (nullptr: one constant for every channel).
 struct QRescale {

@@ -12,6 +12,39 @@
 #include "emitters.h"
 
 namespace kiln::codegen::detail {
+namespace {
+
+QWindowShape nhwcShape(const KernelDesc& d, int64_t KH, int64_t KW) {
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  QWindowShape g;
+  g.N = xs[0];
+  g.H = xs[1];
+  g.W = xs[2];
+  g.C = xs[3];
+  g.OH = ys[1];
+  g.OW = ys[2];
+  g.OC = ys[3];
+  g.KH = KH;
+  g.KW = KW;
+  g.sh = d.strides[0];
+  g.sw = d.strides[1];
+  g.dh = d.dilations[0];
+  g.dw = d.dilations[1];
+  g.pt = d.pads[0];
+  g.pl = d.pads[1];
+  return g;
+}
+
+}  // namespace
+
+QWindowShape qConvShape(const KernelDesc& d) {
+  return nhwcShape(d, d.inputs[1].shape[1], d.inputs[1].shape[2]);
+}
+
+QWindowShape qPoolShape(const KernelDesc& d) {
+  return nhwcShape(d, d.kernelShape[0], d.kernelShape[1]);
+}
 
 QRescale qMakeRescale(KernelBuilder& kb) {
   const QuantDesc& q = kb.desc().quant;
@@ -95,27 +128,20 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
-  const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
-  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
-  const int64_t KH = ws[1], KW = ws[2];
-  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
-  const int64_t pt = d.pads[0], pl = d.pads[1];
-  const int64_t depthMultiplier = OC / C;
+  const QWindowShape g = qConvShape(d);
+  const int64_t depthMultiplier = g.OC / g.C;
   const bool wide = d.inputs[0].type == ElemType::I16;
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
   const QRescale rescale = qMakeRescale(kb);
   llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
-  llvm::Value* accs = kb.local(llvm::ArrayType::get(accType, uint64_t(OC)), "accs");
+  llvm::Value* accs = kb.local(llvm::ArrayType::get(accType, uint64_t(g.OC)), "accs");
   auto accAt = [&](llvm::Value* oc) { return ir.CreateInBoundsGEP(accType, accs, oc); };
   // acc[oc] += w[tap, oc] * (x[oc / M] - zx), or w * zx for a skipped tap (xBase null).
   auto tap = [&](llvm::Value* t, llvm::Value* xBase) {
-    llvm::Value* wBase = ir.CreateMul(t, kb.index(OC));
-    forChannels(kb, OC, [&](llvm::Value* oc) {
+    llvm::Value* wBase = ir.CreateMul(t, kb.index(g.OC));
+    forChannels(kb, g.OC, [&](llvm::Value* oc) {
       llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, ir.CreateAdd(wBase, oc)));
       llvm::Value* xv = qConst(kb, q.inputZeroPoint);
       if (xBase) {
@@ -127,44 +153,49 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       ir.CreateStore(ir.CreateAdd(ir.CreateLoad(accType, p), product), p);
     });
   };
-  const int64_t rows = N * OH;
+  const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
     llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
-      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
-      forChannels(kb, OC, [&](llvm::Value* oc) {
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+      forChannels(kb, g.OC, [&](llvm::Value* oc) {
         ir.CreateStore(startAccumulator(kb, corrections, oc, accType), accAt(oc));
       });
-      kb.forRange(0, KH, [&](llvm::Value* kh) {
-        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
-        llvm::Value* rowInside = insideRange(kb, ih, H);
+      kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+        llvm::Value* rowInside = insideRange(kb, ih, g.H);
         kb.ifThen(rowInside, [&] {
-          kb.forRange(0, KW, [&](llvm::Value* kw) {
-            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
-            llvm::Value* colInside = insideRange(kb, iw, W);
-            llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+          kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+            llvm::Value* colInside = insideRange(kb, iw, g.W);
+            llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
             kb.ifThen(colInside, [&] {
-              tap(t, ir.CreateAdd(xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C))));
+              tap(t, ir.CreateAdd(xBatch,
+                                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
+                                               kb.index(g.C))));
             });
             if (corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
           });
         });
         if (corrections) {
           kb.ifThen(ir.CreateNot(rowInside), [&] {
-            kb.forRange(0, KW, [&](llvm::Value* kw) { tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw), nullptr); });
+            kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+              tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
+            });
           });
         }
       });
-      llvm::Value* pixel = ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
-      kb.forRange(0, OC, [&](llvm::Value* oc) {
+      llvm::Value* pixel =
+          ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
+      kb.forRange(0, g.OC, [&](llvm::Value* oc) {
         qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, accAt(oc)), oc, ir.CreateAdd(pixel, oc), wide);
       });
     });
   });
-  return workgroupsFor(rows, OW * OC * KH * KW);
+  return workgroupsFor(rows, g.OW * g.OC * g.KH * g.KW);
 }
 
 }  // namespace
@@ -175,59 +206,57 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
-  const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
-  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
-  const int64_t KH = ws[1], KW = ws[2];
-  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
-  const int64_t pt = d.pads[0], pl = d.pads[1];
+  const QWindowShape g = qConvShape(d);
   const bool wide = d.inputs[0].type == ElemType::I16;
   const ElemType xt = d.inputs[0].type;
   llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
   const QRescale rescale = qMakeRescale(kb);
-  const int64_t ocPerGroup = OC / d.groups, icPerGroup = ws[3];
-  const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? OC / C : 1;
+  const int64_t ocPerGroup = g.OC / d.groups, icPerGroup = d.inputs[1].shape[3];
+  const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? g.OC / g.C : 1;
   if (q.op == QuantOp::DepthwiseConv &&
-      OC * int64_t(accType->getPrimitiveSizeInBits() / 8) <= kMaxDepthwiseAccumulatorBytes)
+      g.OC * int64_t(accType->getPrimitiveSizeInBits() / 8) <= kMaxDepthwiseAccumulatorBytes)
     return emitDepthwiseByPixel(kb);
   // With a zero-point correction the inner loop accumulates w * x only.
   llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
   const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
 
-  const int64_t rows = N * OH;
+  const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
     llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
-      kb.forRange(0, OC, [&](llvm::Value* oc) {
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      kb.forRange(0, g.OC, [&](llvm::Value* oc) {
         llvm::Value* acc = kb.local(accType, "acc");
         ir.CreateStore(startAccumulator(kb, corrections, oc, accType), acc);
         if (q.op == QuantOp::TransposeConv) {
           // Output (oh, ow) gathers input (ih, iw) with ih * sh + kh - pt == oh.
-          kb.forRange(0, KH, [&](llvm::Value* kh) {
-            llvm::Value* t = ir.CreateSub(ir.CreateAdd(oh, kb.index(pt)), kh);
+          kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+            llvm::Value* t = ir.CreateSub(ir.CreateAdd(oh, kb.index(g.pt)), kh);
             kb.ifThen(ir.CreateICmpSGE(t, kb.index(0)), [&] {
-              llvm::Value* ih = ir.CreateUDiv(t, kb.index(sh));
-              llvm::Value* ok = ir.CreateAnd(ir.CreateICmpEQ(ir.CreateURem(t, kb.index(sh)), kb.index(0)),
-                                             ir.CreateICmpSLT(ih, kb.index(H)));
+              llvm::Value* ih = ir.CreateUDiv(t, kb.index(g.sh));
+              llvm::Value* ok =
+                  ir.CreateAnd(ir.CreateICmpEQ(ir.CreateURem(t, kb.index(g.sh)), kb.index(0)),
+                               ir.CreateICmpSLT(ih, kb.index(g.H)));
               kb.ifThen(ok, [&] {
-                kb.forRange(0, KW, [&](llvm::Value* kw) {
-                  llvm::Value* u = ir.CreateSub(ir.CreateAdd(ow, kb.index(pl)), kw);
+                kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+                  llvm::Value* u = ir.CreateSub(ir.CreateAdd(ow, kb.index(g.pl)), kw);
                   kb.ifThen(ir.CreateICmpSGE(u, kb.index(0)), [&] {
-                    llvm::Value* iw = ir.CreateUDiv(u, kb.index(sw));
-                    llvm::Value* ok2 = ir.CreateAnd(
-                        ir.CreateICmpEQ(ir.CreateURem(u, kb.index(sw)), kb.index(0)),
-                        ir.CreateICmpSLT(iw, kb.index(W)));
+                    llvm::Value* iw = ir.CreateUDiv(u, kb.index(g.sw));
+                    llvm::Value* ok2 =
+                        ir.CreateAnd(ir.CreateICmpEQ(ir.CreateURem(u, kb.index(g.sw)), kb.index(0)),
+                                     ir.CreateICmpSLT(iw, kb.index(g.W)));
                     kb.ifThen(ok2, [&] {
                       llvm::Value* xBase = ir.CreateAdd(
-                          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+                          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
+                                               kb.index(g.C)));
                       llvm::Value* wBase = ir.CreateMul(
-                          ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH)), kh), kb.index(KW)), kw),
-                          kb.index(C));
-                      kb.forRange(0, C, [&](llvm::Value* ic) {
+                          ir.CreateAdd(
+                              ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(g.KH)), kh),
+                                           kb.index(g.KW)),
+                              kw),
+                          kb.index(g.C));
+                      kb.forRange(0, g.C, [&](llvm::Value* ic) {
                         llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xBase, ic));
                         llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
                         accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
@@ -239,20 +268,22 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
             });
           });
         } else {
-          llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
-          llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+          llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+          llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
           const bool depthwise = q.op == QuantOp::DepthwiseConv;
           // The weights of tap (kh, kw) for this output channel: w * x over them, or, for a
           // tap outside the image with a corrected accumulator, w * zx added back.
           auto tapWeights = [&](llvm::Value* tap, llvm::Value* xBase) {
             if (depthwise) {
-              llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(OC)), oc));
+              llvm::Value* wv =
+                  kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(g.OC)), oc));
               llvm::Value* xv = xBase ? kb.load(0, xt, ir.CreateAdd(xBase, ir.CreateUDiv(oc, kb.index(depthMultiplier))))
                                       : qConst(kb, q.inputZeroPoint);
               accumulate(kb, acc, xv, wv, xBase ? inputZeroPoint : 0, 0);
               return;
             }
-            llvm::Value* wBase = ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(icPerGroup));
+            llvm::Value* wBase = ir.CreateMul(
+                ir.CreateAdd(ir.CreateMul(oc, kb.index(g.KH * g.KW)), tap), kb.index(icPerGroup));
             llvm::Value* xRow = xBase ? ir.CreateAdd(xBase, ir.CreateMul(ir.CreateUDiv(oc, kb.index(ocPerGroup)),
                                                                          kb.index(icPerGroup)))
                                       : nullptr;
@@ -262,38 +293,41 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
               accumulate(kb, acc, xv, wv, xRow ? inputZeroPoint : 0, 0);
             });
           };
-          kb.forRange(0, KH, [&](llvm::Value* kh) {
-            llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
-            llvm::Value* rowInside = insideRange(kb, ih, H);
+          kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+            llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+            llvm::Value* rowInside = insideRange(kb, ih, g.H);
             kb.ifThen(rowInside, [&] {
-              kb.forRange(0, KW, [&](llvm::Value* kw) {
-                llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
-                llvm::Value* colInside = insideRange(kb, iw, W);
-                llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw);
+              kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+                llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+                llvm::Value* colInside = insideRange(kb, iw, g.W);
+                llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
                 kb.ifThen(colInside, [&] {
                   llvm::Value* xBase = ir.CreateAdd(
-                      xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+                      xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
+                                           kb.index(g.C)));
                   tapWeights(tap, xBase);
                 });
-                if (corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tapWeights(tap, nullptr); });
+                if (corrections)
+                  kb.ifThen(ir.CreateNot(colInside), [&] { tapWeights(tap, nullptr); });
               });
             });
             if (corrections) {
               kb.ifThen(ir.CreateNot(rowInside), [&] {
-                kb.forRange(0, KW, [&](llvm::Value* kw) {
-                  tapWeights(ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw), nullptr);
+                kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+                  tapWeights(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
                 });
               });
             }
           });
         }
-        llvm::Value* at = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC)), oc);
+        llvm::Value* at = ir.CreateAdd(
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC)), oc);
         qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, acc), oc, at, wide);
       });
     });
   });
-  int64_t taps = q.op == QuantOp::DepthwiseConv ? KH * KW : KH * KW * icPerGroup;
-  return workgroupsFor(rows, OW * OC * taps);
+  int64_t taps = q.op == QuantOp::DepthwiseConv ? g.KH * g.KW : g.KH * g.KW * icPerGroup;
+  return workgroupsFor(rows, g.OW * g.OC * taps);
 }
 
 uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {

@@ -36,57 +36,50 @@ uint32_t emitQuantizedConvByPixel(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
-  const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
-  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
-  const int64_t KH = ws[1], KW = ws[2];
-  const int64_t taps = KH * KW * C;  // weights per output channel
-  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
-  const int64_t pt = d.pads[0], pl = d.pads[1];
+  const QWindowShape g = qConvShape(d);
+  const int64_t taps = g.KH * g.KW * g.C;  // weights per output channel
   const QRescale rescale = qMakeRescale(kb);
   llvm::Type* i8 = ir.getInt8Ty();
   llvm::Type* i32 = ir.getInt32Ty();
 
   // wt[t * OC + oc] = w[oc * taps + t], t = (kh * KW + kw) * C + ic.
-  llvm::Value* wt = kb.local(llvm::ArrayType::get(i8, uint64_t(taps * OC)), "wt");
-  kb.forRange(0, OC, [&](llvm::Value* oc) {
+  llvm::Value* wt = kb.local(llvm::ArrayType::get(i8, uint64_t(taps * g.OC)), "wt");
+  kb.forRange(0, g.OC, [&](llvm::Value* oc) {
     kb.forRange(0, taps, [&](llvm::Value* t) {
       llvm::Value* w = kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(oc, kb.index(taps)), t));
-      ir.CreateStore(w,
-                     ir.CreateInBoundsGEP(i8, wt, ir.CreateAdd(ir.CreateMul(t, kb.index(OC)), oc)));
+      ir.CreateStore(
+          w, ir.CreateInBoundsGEP(i8, wt, ir.CreateAdd(ir.CreateMul(t, kb.index(g.OC)), oc)));
     });
   });
-  llvm::Value* accs = kb.local(llvm::ArrayType::get(i32, uint64_t(OC)), "accs");
+  llvm::Value* accs = kb.local(llvm::ArrayType::get(i32, uint64_t(g.OC)), "accs");
   auto accAt = [&](llvm::Value* oc) { return ir.CreateInBoundsGEP(i32, accs, oc); };
 
-  const int64_t rows = N * OH;
+  const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
     llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
-      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
-      kb.forRange(0, OC, [&](llvm::Value* oc) { ir.CreateStore(qConst(kb, 0), accAt(oc)); });
-      kb.forRange(0, KH, [&](llvm::Value* kh) {
-        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
-        kb.ifThen(insideRange(kb, ih, H), [&] {
-          kb.forRange(0, KW, [&](llvm::Value* kw) {
-            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
-            kb.ifThen(insideRange(kb, iw, W), [&] {
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+      kb.forRange(0, g.OC, [&](llvm::Value* oc) { ir.CreateStore(qConst(kb, 0), accAt(oc)); });
+      kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+        kb.ifThen(insideRange(kb, ih, g.H), [&] {
+          kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+            kb.ifThen(insideRange(kb, iw, g.W), [&] {
               llvm::Value* xBase = ir.CreateAdd(
                   xBatch,
-                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));
               llvm::Value* tBase =
-                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw), kb.index(C));
-              kb.forRange(0, C, [&](llvm::Value* ic) {
+                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), kb.index(g.C));
+              kb.forRange(0, g.C, [&](llvm::Value* ic) {
                 llvm::Value* xv =
                     ir.CreateSub(qToI32(kb, kb.load(0, ElemType::I8, ir.CreateAdd(xBase, ic))),
                                  qConst(kb, q.inputZeroPoint));
-                llvm::Value* wRow = ir.CreateMul(ir.CreateAdd(tBase, ic), kb.index(OC));
-                kb.forRange(0, OC, [&](llvm::Value* oc) {
+                llvm::Value* wRow = ir.CreateMul(ir.CreateAdd(tBase, ic), kb.index(g.OC));
+                kb.forRange(0, g.OC, [&](llvm::Value* oc) {
                   llvm::Value* w =
                       ir.CreateLoad(i8, ir.CreateInBoundsGEP(i8, wt, ir.CreateAdd(wRow, oc)));
                   llvm::Value* slot = accAt(oc);
@@ -100,14 +93,14 @@ uint32_t emitQuantizedConvByPixel(KernelBuilder& kb) {
         });
       });
       llvm::Value* pixel =
-          ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
-      kb.forRange(0, OC, [&](llvm::Value* oc) {
+          ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
+      kb.forRange(0, g.OC, [&](llvm::Value* oc) {
         qStoreConvOutput(kb, rescale, ir.CreateLoad(i32, accAt(oc)), oc, ir.CreateAdd(pixel, oc),
                          false);
       });
     });
   });
-  return workgroupsFor(rows, OW * OC * taps);
+  return workgroupsFor(rows, g.OW * g.OC * taps);
 }
 
 }  // namespace kiln::codegen::detail

@@ -390,80 +390,73 @@ bool quantizedDotApplies(KernelBuilder& kb) {
 uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& ir = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
-  const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3];
-  const int64_t OH = ys[1], OW = ys[2], OC = ys[3];
-  const int64_t KH = ws[1], KW = ws[2];
-  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
-  const int64_t pt = d.pads[0], pl = d.pads[1];
+  const QWindowShape g = qConvShape(d);
   // Whole kernel rows as one span where they are contiguous (and worth it).
-  const bool rowSpans = dw == 1 && KW > 1;
+  const bool rowSpans = g.dw == 1 && g.KW > 1;
   DotUnit unit(kb);
   const QRescale rescale = qMakeRescale(kb);
-  const ZeroPoint zp = planZeroPoint(kb, unit, OC, KH * KW * C);
+  const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
   const Slots slots = makeSlots(kb, unit, kPairPixels);
-  const int64_t blocks = (OC + kBlock - 1) / kBlock;
+  const int64_t blocks = (g.OC + kBlock - 1) / kBlock;
 
-  const int64_t rows = N * OH;
+  const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
     llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(H * W * C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
     auto xAt = [&](llvm::Value* ih, llvm::Value* iw) {
       return ir.CreateAdd(
-          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(W)), iw), kb.index(C)));
+          xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));
     };
     auto outAt = [&](llvm::Value* ow) {
-      return ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(OC));
+      return ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
     };
     // Points the block's weights at tap `tap` (kh * KW + kw) of its channels.
     auto pointWeightsAt = [&](Block& block, llvm::Value* tap) {
       block.wBase.clear();
       for (llvm::Value* oc : block.channel) {
-        block.wBase.push_back(
-            ir.CreateMul(ir.CreateAdd(ir.CreateMul(oc, kb.index(KH * KW)), tap), kb.index(C)));
+        block.wBase.push_back(ir.CreateMul(
+            ir.CreateAdd(ir.CreateMul(oc, kb.index(g.KH * g.KW)), tap), kb.index(g.C)));
       }
     };
 
     // One output pixel, any position: taps outside the image are skipped (z * w added).
     auto onePixel = [&](llvm::Value* ow) {
-      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
       kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
         Block block =
-            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), OC, 1);
+            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), g.OC, 1);
         // One tap at a time: inside the image a dot span over C, outside z * w.
         auto tapByTap = [&](llvm::Value* kh, llvm::Value* ih) {
-          kb.forRange(0, KW, [&](llvm::Value* kw) {
-            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw));
+          kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw));
             if (!ih) {
-              scalarSpan(kb, block, {}, 0, C, unit.offset(), zp.z);
+              scalarSpan(kb, block, {}, 0, g.C, unit.offset(), zp.z);
               return;
             }
-            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(dw)));
-            llvm::Value* colInside = insideRange(kb, iw, W);
-            kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, {xAt(ih, iw)}, C); });
+            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+            llvm::Value* colInside = insideRange(kb, iw, g.W);
+            kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, {xAt(ih, iw)}, g.C); });
             if (zp.z != 0) {
               kb.ifThen(ir.CreateNot(colInside),
-                        [&] { scalarSpan(kb, block, {}, 0, C, unit.offset(), zp.z); });
+                        [&] { scalarSpan(kb, block, {}, 0, g.C, unit.offset(), zp.z); });
             }
           });
         };
-        kb.forRange(0, KH, [&](llvm::Value* kh) {
-          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
-          llvm::Value* rowInside = insideRange(kb, ih, H);
+        kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+          llvm::Value* rowInside = insideRange(kb, ih, g.H);
           kb.ifThen(rowInside, [&] {
             if (!rowSpans) {
               tapByTap(kh, ih);
               return;
             }
             llvm::Value* whole = ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
-                                              ir.CreateICmpSLT(iwStart, kb.index(W - KW + 1)));
+                                              ir.CreateICmpSLT(iwStart, kb.index(g.W - g.KW + 1)));
             kb.ifThen(whole, [&] {
-              pointWeightsAt(block, ir.CreateMul(kh, kb.index(KW)));
-              dotSpan(kb, unit, block, {xAt(ih, iwStart)}, KW * C);
+              pointWeightsAt(block, ir.CreateMul(kh, kb.index(g.KW)));
+              dotSpan(kb, unit, block, {xAt(ih, iwStart)}, g.KW * g.C);
             });
             kb.ifThen(ir.CreateNot(whole), [&] { tapByTap(kh, ih); });
           });
@@ -479,27 +472,27 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
       std::vector<llvm::Value*> iwStart, outBase;
       for (int64_t p = 0; p < kPairPixels; ++p) {
         llvm::Value* ow = ir.CreateAdd(ow0, kb.index(p));
-        iwStart.push_back(ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl)));
+        iwStart.push_back(ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl)));
         outBase.push_back(outAt(ow));
       }
       kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
         Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)),
-                                 OC, kPairPixels);
-        kb.forRange(0, KH, [&](llvm::Value* kh) {
-          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(dh)));
+                                 g.OC, kPairPixels);
+        kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+          llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
           if (rowSpans) {
-            pointWeightsAt(block, ir.CreateMul(kh, kb.index(KW)));
+            pointWeightsAt(block, ir.CreateMul(kh, kb.index(g.KW)));
             std::vector<llvm::Value*> x;
             for (llvm::Value* iw : iwStart) x.push_back(xAt(ih, iw));
-            dotSpan(kb, unit, block, x, KW * C);
+            dotSpan(kb, unit, block, x, g.KW * g.C);
             return;
           }
-          kb.forRange(0, KW, [&](llvm::Value* kw) {
-            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(KW)), kw));
+          kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+            pointWeightsAt(block, ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw));
             std::vector<llvm::Value*> x;
             for (llvm::Value* iw : iwStart)
-              x.push_back(xAt(ih, ir.CreateAdd(iw, ir.CreateMul(kw, kb.index(dw)))));
-            dotSpan(kb, unit, block, x, C);
+              x.push_back(xAt(ih, ir.CreateAdd(iw, ir.CreateMul(kw, kb.index(g.dw)))));
+            dotSpan(kb, unit, block, x, g.C);
           });
         });
         finishBlock(kb, unit, block, rescale, outBase);
@@ -507,25 +500,27 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
     };
 
     // Interior rows and columns: ih and iw of every tap inside the image.
-    llvm::Value* rowInterior = ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
-                                            ir.CreateICmpSLT(ihStart, kb.index(H - (KH - 1) * dh)));
-    const int64_t groups = OW / kPairPixels;
-    kb.forRange(0, groups, [&](llvm::Value* g) {
-      llvm::Value* ow0 = ir.CreateMul(g, kb.index(kPairPixels));
-      llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(sw)), kb.index(pl));
-      llvm::Value* last = ir.CreateAdd(first, kb.index((kPairPixels - 1) * sw + (KW - 1) * dw));
-      llvm::Value* interior = ir.CreateAnd(
-          rowInterior,
-          ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)), ir.CreateICmpSLT(last, kb.index(W))));
+    llvm::Value* rowInterior =
+        ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
+                     ir.CreateICmpSLT(ihStart, kb.index(g.H - (g.KH - 1) * g.dh)));
+    const int64_t groups = g.OW / kPairPixels;
+    kb.forRange(0, groups, [&](llvm::Value* group) {
+      llvm::Value* ow0 = ir.CreateMul(group, kb.index(kPairPixels));
+      llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(g.sw)), kb.index(g.pl));
+      llvm::Value* last =
+          ir.CreateAdd(first, kb.index((kPairPixels - 1) * g.sw + (g.KW - 1) * g.dw));
+      llvm::Value* interior =
+          ir.CreateAnd(rowInterior, ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)),
+                                                 ir.CreateICmpSLT(last, kb.index(g.W))));
       kb.ifThen(interior, [&] { interiorPixels(ow0); });
       kb.ifThen(ir.CreateNot(interior), [&] {
         kb.forRange(0, kPairPixels, [&](llvm::Value* p) { onePixel(ir.CreateAdd(ow0, p)); });
       });
     });
-    if (OW % kPairPixels != 0)
-      kb.forRange(groups * kPairPixels, OW, [&](llvm::Value* ow) { onePixel(ow); });
+    if (g.OW % kPairPixels != 0)
+      kb.forRange(groups * kPairPixels, g.OW, [&](llvm::Value* ow) { onePixel(ow); });
   });
-  return workgroupsFor(rows, OW * OC * KH * KW * C);
+  return workgroupsFor(rows, g.OW * g.OC * g.KH * g.KW * g.C);
 }
 
 uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {

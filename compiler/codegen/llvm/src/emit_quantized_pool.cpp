@@ -14,40 +14,40 @@ uint32_t emitQuantizedPool(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
-  const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t N = xs[0], H = xs[1], W = xs[2], C = xs[3], OH = ys[1], OW = ys[2];
-  const int64_t KH = d.kernelShape[0], KW = d.kernelShape[1];
-  const int64_t sh = d.strides[0], sw = d.strides[1], pt = d.pads[0], pl = d.pads[1];
+  const QWindowShape g = qPoolShape(d);
   const bool isMax = q.op == QuantOp::MaxPool;
   const ElemType t = d.inputs[0].type;
   llvm::Type* i32 = ir.getInt32Ty();
   const int32_t lowest = t == ElemType::I8 ? -128 : -32768;
 
-  const int64_t rows = N * OH;
+  const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {N, OH});
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
     llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(sh)), kb.index(pt));
-    kb.forRange(0, OW, [&](llvm::Value* ow) {
-      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(sw)), kb.index(pl));
-      kb.forRange(0, C, [&](llvm::Value* ch) {
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+      kb.forRange(0, g.C, [&](llvm::Value* ch) {
         llvm::Value* acc = kb.local(i32, "acc");
         llvm::Value* count = kb.local(i32, "count");
         ir.CreateStore(qConst(kb, isMax ? lowest : 0), acc);
         ir.CreateStore(qConst(kb, 0), count);
-        kb.forRange(0, KH, [&](llvm::Value* kh) {
+        kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, kh);
-          llvm::Value* rowOk = ir.CreateAnd(ir.CreateICmpSGE(ih, kb.index(0)), ir.CreateICmpSLT(ih, kb.index(H)));
+          llvm::Value* rowOk =
+              ir.CreateAnd(ir.CreateICmpSGE(ih, kb.index(0)), ir.CreateICmpSLT(ih, kb.index(g.H)));
           kb.ifThen(rowOk, [&] {
-            kb.forRange(0, KW, [&](llvm::Value* kw) {
+            kb.forRange(0, g.KW, [&](llvm::Value* kw) {
               llvm::Value* iw = ir.CreateAdd(iwStart, kw);
-              llvm::Value* colOk =
-                  ir.CreateAnd(ir.CreateICmpSGE(iw, kb.index(0)), ir.CreateICmpSLT(iw, kb.index(W)));
+              llvm::Value* colOk = ir.CreateAnd(ir.CreateICmpSGE(iw, kb.index(0)),
+                                                ir.CreateICmpSLT(iw, kb.index(g.W)));
               kb.ifThen(colOk, [&] {
                 llvm::Value* at = ir.CreateAdd(
-                    ir.CreateMul(ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(n, kb.index(H)), ih), kb.index(W)), iw),
-                                 kb.index(C)),
+                    ir.CreateMul(
+                        ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(n, kb.index(g.H)), ih),
+                                                  kb.index(g.W)),
+                                     iw),
+                        kb.index(g.C)),
                     ch);
                 llvm::Value* x = qToI32(kb, kb.load(0, t, at));
                 llvm::Value* a = ir.CreateLoad(i32, acc);
@@ -68,12 +68,13 @@ uint32_t emitQuantizedPool(KernelBuilder& kb) {
           result = ir.CreateSDiv(numerator, n32);
         }
         result = qClamp(kb, result, q.actMin, q.actMax);
-        llvm::Value* out = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(OW)), ow), kb.index(C)), ch);
+        llvm::Value* out = ir.CreateAdd(
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)), ch);
         kb.store(kb.outputBinding(), t, out, ir.CreateTrunc(result, kb.elemType(t)));
       });
     });
   });
-  return workgroupsFor(rows, OW * C * KH * KW);
+  return workgroupsFor(rows, g.OW * g.C * g.KH * g.KW);
 }
 
 uint32_t emitQuantizedSoftmax(KernelBuilder& kb) {
