@@ -40,68 +40,95 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
   llvm::Type* i32 = b.getInt32Ty();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
   auto* intVecTy = llvm::FixedVectorType::get(i32, L);
-  auto* boolVecTy = llvm::FixedVectorType::get(b.getInt1Ty(), L);
   auto splatI32 = [&](int64_t v) { return llvm::ConstantInt::get(intVecTy, uint64_t(v), true); };
 
-  // Strided and Segments loads read step x lanes consecutive floats and keep every step-th.
+  // Strided and Segments reads load step x lanes consecutive floats and keep every step-th:
+  // as `step` parts of one register each, whose masks are computed in their own lanes (lane
+  // l of part r belongs to pixel (r * lanes + l) / step, and only lanes l % step == 0 are on),
+  // so no mask is ever shuffled or wider than a register.
   const int64_t step =
       read == Im2colRead::Strided || read == Im2colRead::Segments ? s.sw : 1;
-  auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * step));
-  auto* wideIntTy = llvm::FixedVectorType::get(i32, unsigned(L * step));
-  std::vector<int> pick, spread;  // every step-th lane; each mask lane step times
-  for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
-  for (int64_t j = 0; j < int64_t(L * step); ++j) spread.push_back(int(j / step));
-  std::vector<llvm::Constant*> firstOfStep;
-  for (int64_t j = 0; j < int64_t(L * step); ++j) firstOfStep.push_back(b.getInt1(j % step == 0));
-  llvm::Value* everyStep = llvm::ConstantVector::get(firstOfStep);
-  // A lane mask in the wide load's lanes.
-  auto widen = [&](llvm::Value* mask) -> llvm::Value* {
-    if (step == 1) return mask;
-    return b.CreateAnd(b.CreateShuffleVector(mask, spread), everyStep);
-  };
   const int64_t segments = read == Im2colRead::Segments ? segmentsPerVector(s.ow, L) : 0;
+  // The parts (one float vector each) of vector v concatenated, then every step-th lane.
+  auto pickEveryStep = [&](std::vector<llvm::Value*> parts) -> llvm::Value* {
+    while (parts.size() > 1) {
+      if (parts.size() % 2) parts.push_back(llvm::PoisonValue::get(parts[0]->getType()));
+      std::vector<llvm::Value*> joined;
+      unsigned n = llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
+      std::vector<int> both;
+      for (unsigned j = 0; j < 2 * n; ++j) both.push_back(int(j));
+      for (size_t i = 0; i < parts.size(); i += 2)
+        joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
+      parts = joined;
+    }
+    if (step == 1) return parts[0];
+    std::vector<int> pick;
+    for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
+    return b.CreateShuffleVector(parts[0], pick);
+  };
 
-  // Per-lane output coordinates of the tile's pixels and their input coordinates at tap
-  // (0, 0), as i32 vectors; lanes past the tile's width are off.
-  std::vector<llvm::Value*> ohLane(nv), ihBase(nv), iwBase(nv), inTile(nv);
+  // Per part (v, r): each lane's pixel input row and column at tap (0, 0) (i32), and
+  // whether the lane is used at all (first of its step, inside the tile's width).
+  const int64_t P = nv * step;  // parts
+  std::vector<llvm::Value*> ohLane(P), ihBase(P), iwBase(P), laneOn(P);
   llvm::Value* p0i = b.CreateVectorSplat(L, b.CreateTrunc(p0, i32));
   for (int64_t v = 0; v < nv; ++v) {
-    std::vector<llvm::Constant*> ids, on;
-    for (int64_t j = 0; j < int64_t(L); ++j) {
-      ids.push_back(b.getInt32(uint32_t(v * L + j)));
-      on.push_back(b.getInt1(v * L + j < width));
+    for (int64_t r = 0; r < step; ++r) {
+      const int64_t q = v * step + r;
+      std::vector<llvm::Constant*> ids, on;
+      for (int64_t l = 0; l < int64_t(L); ++l) {
+        const int64_t pixel = v * L + (r * L + l) / step;
+        ids.push_back(b.getInt32(uint32_t(pixel)));
+        on.push_back(b.getInt1((r * L + l) % step == 0 && pixel < width));
+      }
+      llvm::Value* p = b.CreateAdd(p0i, llvm::ConstantVector::get(ids));
+      ohLane[q] = b.CreateUDiv(p, splatI32(s.ow));
+      llvm::Value* ow = b.CreateSub(p, b.CreateMul(ohLane[q], splatI32(s.ow)));
+      ihBase[q] = b.CreateSub(b.CreateMul(ohLane[q], splatI32(s.sh)), splatI32(s.padTop));
+      iwBase[q] = b.CreateSub(b.CreateMul(ow, splatI32(s.sw)), splatI32(s.padLeft));
+      laneOn[q] = llvm::ConstantVector::get(on);
     }
-    llvm::Value* p = b.CreateAdd(p0i, llvm::ConstantVector::get(ids));
-    ohLane[v] = b.CreateUDiv(p, splatI32(s.ow));
-    llvm::Value* ow = b.CreateSub(p, b.CreateMul(ohLane[v], splatI32(s.ow)));
-    ihBase[v] = b.CreateSub(b.CreateMul(ohLane[v], splatI32(s.sh)), splatI32(s.padTop));
-    iwBase[v] = b.CreateSub(b.CreateMul(ow, splatI32(s.sw)), splatI32(s.padLeft));
-    inTile[v] = (v + 1) * L <= width ? llvm::ConstantInt::getTrue(boolVecTy)
-                                     : llvm::ConstantVector::get(on);
   }
-  // Row tiles: the tile's first output pixel (row, column); Segments: the output row of
-  // each vector's first lane.
+  // Row tiles: the tile's first output pixel (row, column). Segments: per vector and
+  // segment i, the lanes on output row (row of the vector's first lane) + i, and the input
+  // column lane 0 would read at tap (0, 0) if that row continued to it (<= 0 for i > 0), so
+  // that lane j reads column + j * stride.
   llvm::Value* oh0 = rowTiles ? b.CreateUDiv(p0, kb.index(s.ow)) : nullptr;
   llvm::Value* ow0 = rowTiles ? b.CreateSub(p0, b.CreateMul(oh0, kb.index(s.ow))) : nullptr;
-  std::vector<llvm::Value*> vectorRow(nv);
-  if (read == Im2colRead::Segments)
-    for (int64_t v = 0; v < nv; ++v)
-      vectorRow[v] = b.CreateUDiv(b.CreateAdd(p0, kb.index(v * L)), kb.index(s.ow));
+  std::vector<std::vector<llvm::Value*>> onSegment(P), segRow(nv), segColumn(nv);
+  for (int64_t v = 0; v < nv && read == Im2colRead::Segments; ++v) {
+    llvm::Value* first = b.CreateAdd(p0, kb.index(v * L));
+    llvm::Value* firstRow = b.CreateUDiv(first, kb.index(s.ow));
+    for (int64_t i = 0; i < segments; ++i) {
+      llvm::Value* row = b.CreateAdd(firstRow, kb.index(i));
+      llvm::Value* rowSplat = b.CreateVectorSplat(L, b.CreateTrunc(row, i32));
+      for (int64_t r = 0; r < step; ++r)
+        onSegment[v * step + r].push_back(b.CreateICmpEQ(ohLane[v * step + r], rowSplat));
+      segRow[v].push_back(row);
+      segColumn[v].push_back(
+          b.CreateSub(b.CreateMul(b.CreateSub(first, b.CreateMul(row, kb.index(s.ow))),
+                                  kb.index(s.sw)),
+                      kb.index(s.padLeft)));
+    }
+  }
 
   for (int64_t kh = 0; kh < s.kh; ++kh) {
+    // Lanes whose input row is inside the image for this kernel row (unsigned compare: a
+    // row above the image wraps to a large value).
+    std::vector<llvm::Value*> rowInside(P);
+    for (int64_t q = 0; q < P; ++q)
+      rowInside[q] = b.CreateAnd(
+          b.CreateICmpULT(b.CreateAdd(ihBase[q], splatI32(kh * s.dh)), splatI32(s.h)), laneOn[q]);
     for (int64_t kw = 0; kw < s.kw; ++kw) {
       const int64_t tap = kh * s.kw + kw;
-      // Lanes inside the image for this tap, and each lane's input offset in its channel.
-      std::vector<llvm::Value*> mask(nv), offset(nv), wideMask(nv);
-      for (int64_t v = 0; v < nv; ++v) {
-        llvm::Value* ih = b.CreateAdd(ihBase[v], splatI32(kh * s.dh));
-        llvm::Value* iw = b.CreateAdd(iwBase[v], splatI32(kw * s.dw));
-        llvm::Value* inside = b.CreateAnd(
-            b.CreateAnd(b.CreateICmpSGE(ih, splatI32(0)), b.CreateICmpSLT(ih, splatI32(s.h))),
-            b.CreateAnd(b.CreateICmpSGE(iw, splatI32(0)), b.CreateICmpSLT(iw, splatI32(s.w))));
-        mask[v] = b.CreateAnd(inside, inTile[v]);
-        if (read == Im2colRead::Gather) offset[v] = b.CreateAdd(b.CreateMul(ih, splatI32(s.w)), iw);
-        if (read == Im2colRead::Strided) wideMask[v] = widen(mask[v]);
+      // Lanes inside the image for this tap, and (gathers) each lane's input offset.
+      std::vector<llvm::Value*> mask(P), offset(P);
+      for (int64_t q = 0; q < P; ++q) {
+        llvm::Value* iw = b.CreateAdd(iwBase[q], splatI32(kw * s.dw));
+        mask[q] = b.CreateAnd(rowInside[q], b.CreateICmpULT(iw, splatI32(s.w)));
+        if (read == Im2colRead::Gather)
+          offset[q] = b.CreateAdd(
+              b.CreateMul(b.CreateAdd(ihBase[q], splatI32(kh * s.dh)), splatI32(s.w)), iw);
       }
       // Input offset (inside the channel) of the tile's first lane for this tap.
       llvm::Value* rowOffset = nullptr;
@@ -115,23 +142,17 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
         rowOffset =
             b.CreateAdd(p0, kb.index((kh * s.dh - s.padTop) * s.w + kw * s.dw - s.padLeft));
       }
-      // Segments: per vector and segment (output row vectorRow + i), the lanes on that row
-      // (wide) and the input offset that lane 0 would read if that row continued to it, so
-      // that lane j reads offset + j * stride.
-      std::vector<std::vector<llvm::Value*>> segMask(nv), segOffset(nv);
+      std::vector<std::vector<llvm::Value*>> segMask(P), segOffset(nv);
       for (int64_t v = 0; v < nv && read == Im2colRead::Segments; ++v) {
-        llvm::Value* first = b.CreateAdd(p0, kb.index(v * L));
         for (int64_t i = 0; i < segments; ++i) {
-          llvm::Value* row = b.CreateAdd(vectorRow[v], kb.index(i));
-          llvm::Value* onRow = b.CreateICmpEQ(
-              ohLane[v], b.CreateVectorSplat(L, b.CreateTrunc(row, i32)));
-          segMask[v].push_back(widen(b.CreateAnd(mask[v], onRow)));
-          llvm::Value* ih =
-              b.CreateAdd(b.CreateMul(row, kb.index(s.sh)), kb.index(kh * s.dh - s.padTop));
-          llvm::Value* col = b.CreateSub(first, b.CreateMul(row, kb.index(s.ow)));  // <= 0 for i > 0
-          llvm::Value* iw =
-              b.CreateAdd(b.CreateMul(col, kb.index(s.sw)), kb.index(kw * s.dw - s.padLeft));
-          segOffset[v].push_back(b.CreateAdd(b.CreateMul(ih, kb.index(s.w)), iw));
+          for (int64_t r = 0; r < step; ++r) {
+            const int64_t q = v * step + r;
+            segMask[q].push_back(b.CreateAnd(mask[q], onSegment[q][i]));
+          }
+          llvm::Value* ih = b.CreateAdd(b.CreateMul(segRow[v][i], kb.index(s.sh)),
+                                        kb.index(kh * s.dh - s.padTop));
+          segOffset[v].push_back(b.CreateAdd(b.CreateMul(ih, kb.index(s.w)),
+                                             b.CreateAdd(segColumn[v][i], kb.index(kw * s.dw))));
         }
       }
       kb.forRange(
@@ -140,31 +161,35 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
             llvm::Value* channel =
                 b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
             llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
+            // One part: `lanes` floats from element `at` with the mask's lanes on (0 else).
+            auto loadPart = [&](llvm::Value* at, llvm::Value* m) {
+              return b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4), m,
+                                        llvm::Constant::getNullValue(vecTy));
+            };
             for (int64_t v = 0; v < nv; ++v) {
               llvm::Value* value;
-              if (read == Im2colRead::Contiguous) {
-                llvm::Value* at = b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L));
-                value = b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4),
-                                           mask[v], llvm::Constant::getNullValue(vecTy));
-              } else if (read == Im2colRead::Strided) {
+              std::vector<llvm::Value*> parts;
+              if (read == Im2colRead::Contiguous || read == Im2colRead::Strided) {
                 llvm::Value* at =
                     b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
-                value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
-                                           wideMask[v], llvm::Constant::getNullValue(wideTy));
-                value = b.CreateShuffleVector(value, pick);
+                for (int64_t r = 0; r < step; ++r)
+                  parts.push_back(
+                      loadPart(b.CreateAdd(at, kb.index(r * L)), mask[v * step + r]));
+                value = pickEveryStep(parts);
               } else if (read == Im2colRead::Segments) {
                 // Masked-off lanes load +0.0 (all bits clear), so OR merges the segments.
-                llvm::Value* bits = nullptr;
-                for (int64_t i = 0; i < segments; ++i) {
-                  llvm::Value* at = b.CreateAdd(channel, segOffset[v][i]);
-                  llvm::Value* part =
-                      b.CreateMaskedLoad(wideTy, kb.elementAddress(0, at), llvm::Align(4),
-                                         segMask[v][i], llvm::Constant::getNullValue(wideTy));
-                  part = b.CreateBitCast(part, wideIntTy);
-                  bits = bits ? b.CreateOr(bits, part) : part;
+                for (int64_t r = 0; r < step; ++r) {
+                  llvm::Value* bits = nullptr;
+                  for (int64_t i = 0; i < segments; ++i) {
+                    llvm::Value* at =
+                        b.CreateAdd(b.CreateAdd(channel, segOffset[v][i]), kb.index(r * L));
+                    llvm::Value* part =
+                        b.CreateBitCast(loadPart(at, segMask[v * step + r][i]), intVecTy);
+                    bits = bits ? b.CreateOr(bits, part) : part;
+                  }
+                  parts.push_back(b.CreateBitCast(bits, vecTy));
                 }
-                value = b.CreateBitCast(bits, wideTy);
-                if (step > 1) value = b.CreateShuffleVector(value, pick);
+                value = pickEveryStep(parts);
               } else {
                 llvm::Value* pointers =
                     b.CreateGEP(floatTy, kb.elementAddress(0, channel), offset[v]);
