@@ -14,6 +14,7 @@ namespace kiln::codegen::detail {
 uint32_t emitConv(KernelBuilder& kb) {
   if (kb.desc().weightLayout == ConvWeights::Winograd) return emitConvWinograd(kb);
   uint32_t tiledWorkgroups = 0;
+  if (emitConvGemmOc(kb, tiledWorkgroups)) return tiledWorkgroups;
   if (emitConvGemm(kb, tiledWorkgroups)) return tiledWorkgroups;
   if (emitConvTiled(kb, tiledWorkgroups)) return tiledWorkgroups;
   const KernelDesc& d = kb.desc();

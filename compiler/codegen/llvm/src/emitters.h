@@ -21,6 +21,8 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_tiled
 bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_depthwise.cpp
 // Convolution as a register-blocked implicit GEMM, if conv_gemm_plan.h's policy takes it.
 bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_gemm.cpp
+// The same vectorised over output channels, for weights packed as ConvWeights::OcVectorPanels.
+bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_gemm_oc.cpp
 uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp

@@ -54,6 +54,14 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         desc.weightPanel = tile.mr;
         break;
       }
+      case ConvWeights::OcVectorPanels: {
+        // Panels of NR output channels: the same order as GemmPanels with NR rows.
+        OcVectorTile tile = ocVectorTile(desc, unit);
+        std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.oc());
+        std::memcpy(constant.bytes.data(), panels.data(), bytes);
+        desc.weightPanel = tile.oc();
+        break;
+      }
       case ConvWeights::Winograd: {
         // Transformed weights are larger (positions x OC x C): the constant grows, and the
         // constants are laid out again below.
@@ -67,7 +75,6 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         grown = true;
         break;
       }
-      case ConvWeights::OcVectorPanels:
       case ConvWeights::Oihw:
         continue;  // not chosen yet
     }

@@ -56,6 +56,23 @@ ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit);
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
                                         int64_t mr);
 
+// The output-channel-vectorised variant (emit_conv_gemm_oc.cpp, conv_gemm_oc_plan.cpp) for
+// small maps: the same microkernel transposed, a tile of `pixels` output pixels (A, broadcast)
+// x ocVectors * lanes output channels (B, vectors), so no lanes are wasted on maps of a few
+// dozen pixels. Weights packed as [OC/NR][K][NR], NR = oc(): packConvWeightPanels with panels
+// of NR rows (the same order: a k step's NR weights are consecutive).
+struct OcVectorTile {
+  int64_t pixels = 0;     // output pixels per tile (0: the kernel does not apply)
+  int64_t ocVectors = 0;  // output-channel vectors per tile
+  int64_t lanes = 0;      // f32 lanes per vector
+  bool applies() const { return pixels > 0; }
+  int64_t oc() const { return ocVectors * lanes; }
+};
+// The tile for a Conv kernel description on `unit`, or pixels = 0 where the variant does not
+// apply or does not win (larger maps, fewer output channels than a tile, convolutions whose
+// im2col would not fit the kernel's stack buffer).
+OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
+
 // For every Conv dispatch that takes the GEMM kernel and whose weights are a constant read by
 // no other dispatch or copy: repacks the constant's bytes (in place, same size; Winograd's
 // transformed weights are larger: the constants are laid out again) and sets the kernel's

@@ -1,0 +1,165 @@
+// The output-channel-vectorised convolution GEMM (emit_conv_gemm_oc.cpp, policy in
+// conv_gemm_oc_plan.cpp) against a straightforward double-precision reference: 1x1 convs read
+// in place (stride 1 and 2), 3x3 and others through the im2col (stride 1 and 2, pads,
+// dilation), output channels not a multiple of the tile's, pixel counts not a multiple of the
+// tile's, maps smaller than a tile, two images, bias, Relu/Clip and a residual chain; the
+// weights packed as the driver packs them. Also the plan's choices.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+using testing::product;
+using testing::randomFloats;
+using testing::runKernel;
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+struct Case {
+  int64_t n, c, h, w, oc, kh, kw;
+  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  bool bias = true;
+  Activation act = Activation::None;
+  bool residual = false;  // chain: result + R[n][oc][oh][ow], then Relu
+};
+
+VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
+
+KernelDesc describe(const Case& t) {
+  const int64_t oh =
+      (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
+  const int64_t ow =
+      (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
+  KernelDesc d;
+  d.kind = KernelKind::Conv;
+  d.name = "conv_gemm_oc";
+  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, t.kh, t.kw})};
+  if (t.bias) d.inputs.push_back(f32({t.oc}));
+  d.output = f32({t.n, t.oc, oh, ow});
+  d.strides = t.strides;
+  d.dilations = t.dilations;
+  d.pads = t.pads;
+  d.epilogue.act = t.act;
+  if (t.act == Activation::Clip) d.epilogue.beta = 6.0f;  // Clip(0, 6)
+  if (t.residual) {
+    const int32_t residualInput = int32_t(d.inputs.size());
+    d.inputs.push_back(d.output);
+    ElementwiseExpr& e = d.epilogue.chain;
+    ExprNode result;
+    result.op = ExprOp::Result;
+    e.nodes.push_back(result);
+    e.addUnary(ExprOp::Relu, e.addBinary(ExprOp::Add, 0, e.addInput(residualInput, ElemType::F32)));
+    d.epilogue.inputCount = 1;
+    d.epilogue.shape = d.output.shape;
+  }
+  return d;
+}
+
+void check(const Case& t) {
+  KernelDesc d = describe(t);
+  OcVectorTile tile = ocVectorTile(d, hostUnit());
+  ASSERT_TRUE(tile.applies()) << "the channel-vectorised kernel should take this convolution";
+  const int64_t oh = d.output.shape[2], ow = d.output.shape[3];
+  const int64_t k = t.c * t.kh * t.kw;
+  std::vector<float> x = randomFloats(product(d.inputs[0].shape), 1);
+  std::vector<float> w = randomFloats(t.oc * k, 2);
+  std::vector<float> b = randomFloats(t.oc, 3);
+  std::vector<float> r = randomFloats(product(d.output.shape), 4);
+  d.weightLayout = ConvWeights::OcVectorPanels;
+  d.weightPanel = tile.oc();
+  std::vector<std::vector<float>> inputs = {x, packConvWeightPanels(w, t.oc, k, tile.oc())};
+  if (t.bias) inputs.push_back(b);
+  if (t.residual) inputs.push_back(r);
+
+  std::vector<float> want(size_t(product(d.output.shape)));
+  for (int64_t n = 0; n < t.n; ++n)
+    for (int64_t o = 0; o < t.oc; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = t.bias ? b[o] : 0.0;
+          for (int64_t c = 0; c < t.c; ++c)
+            for (int64_t ki = 0; ki < t.kh; ++ki)
+              for (int64_t kj = 0; kj < t.kw; ++kj) {
+                int64_t ih = i * t.strides[0] - t.pads[0] + ki * t.dilations[0];
+                int64_t iw = j * t.strides[1] - t.pads[1] + kj * t.dilations[1];
+                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
+                acc += double(x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
+                       w[((o * t.c + c) * t.kh + ki) * t.kw + kj];
+              }
+          float v = float(acc);
+          if (t.act == Activation::Relu) v = std::max(v, 0.0f);
+          if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
+          size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
+          if (t.residual) v = std::max(v + r[at], 0.0f);
+          want[at] = v;
+        }
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+TEST(ConvGemmOc, Pointwise) {
+  check({1, 24, 7, 7, 32, 1, 1});                  // 49 pixels, two full panels
+  check({1, 40, 14, 14, 24, 1, 1});                // 196 pixels, a half-width last panel
+  check({2, 16, 5, 9, 21, 1, 1});                  // two images, a 5-channel last panel
+  check({1, 8, 2, 2, 16, 1, 1});                   // 4 pixels: one narrow tile
+}
+
+TEST(ConvGemmOc, PointwiseKBlocks) {
+  check({1, 300, 4, 4, 16, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false});  // 2 blocks of 150
+  check({2, 259, 5, 5, 40, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu,
+         true});  // blocks of 130 and 129, two images, a residual chain
+}
+
+TEST(ConvGemmOc, PointwiseStrided) {
+  check({1, 20, 14, 14, 32, 1, 1, {2, 2}});  // ResNet's downsample shape, smaller
+  check({1, 12, 9, 13, 19, 1, 1, {2, 3}});   // uneven strides
+}
+
+TEST(ConvGemmOc, Im2col) {
+  check({1, 8, 7, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});
+  check({1, 12, 13, 13, 40, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  check({2, 5, 9, 11, 17, 3, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}});  // dilation 2
+  check({1, 4, 6, 10, 16, 3, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}});  // asymmetric pads
+  check({1, 3, 8, 8, 16, 1, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // padded 1x1
+  check({1, 4, 8, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // 7-wide rows, 56 pixels
+}
+
+TEST(ConvGemmOc, Activations) {
+  check({1, 32, 7, 7, 48, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Clip});
+  check({1, 16, 6, 6, 20, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+}
+
+TEST(ConvGemmOc, ResidualChain) {
+  check({1, 16, 7, 7, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true});
+  check({2, 24, 5, 11, 23, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::Relu, true});
+}
+
+TEST(ConvGemmOc, PlanTakesSmallMaps) {
+  const VectorUnit avx2{8, 16};
+  KernelDesc small = describe({1, 320, 7, 7, 1280, 1, 1});
+  OcVectorTile tile = ocVectorTile(small, avx2);
+  ASSERT_TRUE(tile.applies());
+  EXPECT_EQ(tile.oc(), 16);
+  EXPECT_EQ(tile.pixels, 5);  // 49 pixels: 10 tiles of 5 (50) beat 9 of 6 (54)
+  EXPECT_EQ(ocVectorTile(describe({1, 64, 14, 14, 64, 1, 1}), avx2).pixels, 4);  // 196 = 49 x 4
+  EXPECT_EQ(ocVectorTile(describe({1, 8, 2, 2, 16, 1, 1}), avx2).pixels, 4);     // the whole map
+  EXPECT_EQ(chooseConvWeights(small, avx2), ConvWeights::OcVectorPanels);
+  EXPECT_FALSE(ocVectorTile(describe({1, 64, 56, 56, 64, 1, 1}), avx2).applies());  // big map
+  EXPECT_FALSE(ocVectorTile(describe({1, 64, 7, 7, 8, 1, 1}), avx2).applies());     // OC < 16
+  // A 3x3 whose im2col would not fit the stack buffer keeps the pixel-vectorised kernel.
+  EXPECT_FALSE(
+      ocVectorTile(describe({1, 256, 14, 14, 512, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2)
+          .applies());
+  EXPECT_FALSE(ocVectorTile(small, {0, 0}).applies());  // microcontrollers
+}
+
+}  // namespace
+}  // namespace kiln::codegen
