@@ -29,8 +29,8 @@ Im2colRead im2colReadFor(const Im2colShape& s, bool rowTiles, unsigned lanes) {
 }
 
 void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int64_t nr,
-                    llvm::Value* panel, llvm::Value* tileBase, llvm::Value* xImage,
-                    llvm::Value* c0, int64_t count, llvm::Value* p0, int64_t width) {
+                    llvm::Value* panel, llvm::Value* tileBase, llvm::Value* xImage, llvm::Value* c0,
+                    int64_t count, llvm::Value* p0, int64_t width) {
   llvm::IRBuilder<>& b = kb.b();
   const unsigned L = kb.target().vectorLanes;
   const Im2colRead read = im2colReadFor(s, rowTiles, L);
@@ -46,8 +46,7 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
   // as `step` parts of one register each, whose masks are computed in their own lanes (lane
   // l of part r belongs to pixel (r * lanes + l) / step, and only lanes l % step == 0 are on),
   // so no mask is ever shuffled or wider than a register.
-  const int64_t step =
-      read == Im2colRead::Strided || read == Im2colRead::Segments ? s.sw : 1;
+  const int64_t step = read == Im2colRead::Strided || read == Im2colRead::Segments ? s.sw : 1;
   const int64_t segments = read == Im2colRead::Segments ? segmentsPerVector(s.ow, L) : 0;
   // The parts (one float vector each) of vector v concatenated, then every step-th lane.
   auto pickEveryStep = [&](std::vector<llvm::Value*> parts) -> llvm::Value* {
@@ -105,10 +104,9 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
       for (int64_t r = 0; r < step; ++r)
         onSegment[v * step + r].push_back(b.CreateICmpEQ(ohLane[v * step + r], rowSplat));
       segRow[v].push_back(row);
-      segColumn[v].push_back(
-          b.CreateSub(b.CreateMul(b.CreateSub(first, b.CreateMul(row, kb.index(s.ow))),
-                                  kb.index(s.sw)),
-                      kb.index(s.padLeft)));
+      segColumn[v].push_back(b.CreateSub(
+          b.CreateMul(b.CreateSub(first, b.CreateMul(row, kb.index(s.ow))), kb.index(s.sw)),
+          kb.index(s.padLeft)));
     }
   }
 
@@ -132,15 +130,21 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
       }
       // Input offset (inside the channel) of the tile's first lane for this tap.
       llvm::Value* rowOffset = nullptr;
+      // Row tiles: whether every float the tap's loads span lies inside the input row, so
+      // plain loads do (lanes past the tile's width read inputs the stores never keep).
+      llvm::Value* interior = nullptr;
       if (rowTiles && read != Im2colRead::Gather) {
         llvm::Value* ih =
             b.CreateAdd(b.CreateMul(oh0, kb.index(s.sh)), kb.index(kh * s.dh - s.padTop));
         llvm::Value* iw =
             b.CreateAdd(b.CreateMul(ow0, kb.index(s.sw)), kb.index(kw * s.dw - s.padLeft));
         rowOffset = b.CreateAdd(b.CreateMul(ih, kb.index(s.w)), iw);
+        interior = b.CreateAnd(
+            b.CreateICmpULT(ih, kb.index(s.h)),
+            b.CreateAnd(b.CreateICmpSGE(iw, kb.index(0)),
+                        b.CreateICmpSLE(b.CreateAdd(iw, kb.index(nv * L * step)), kb.index(s.w))));
       } else if (read == Im2colRead::Contiguous) {
-        rowOffset =
-            b.CreateAdd(p0, kb.index((kh * s.dh - s.padTop) * s.w + kw * s.dw - s.padLeft));
+        rowOffset = b.CreateAdd(p0, kb.index((kh * s.dh - s.padTop) * s.w + kw * s.dw - s.padLeft));
       }
       std::vector<std::vector<llvm::Value*>> segMask(P), segOffset(nv);
       for (int64_t v = 0; v < nv && read == Im2colRead::Segments; ++v) {
@@ -155,53 +159,64 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
                                              b.CreateAdd(segColumn[v][i], kb.index(kw * s.dw))));
         }
       }
-      kb.forRange(
-          kb.index(0), kb.index(count),
-          [&](llvm::Value* cl) {
-            llvm::Value* channel =
-                b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
-            llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
-            // One part: `lanes` floats from element `at` with the mask's lanes on (0 else).
-            auto loadPart = [&](llvm::Value* at, llvm::Value* m) {
-              return b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4), m,
-                                        llvm::Constant::getNullValue(vecTy));
-            };
-            for (int64_t v = 0; v < nv; ++v) {
-              llvm::Value* value;
-              std::vector<llvm::Value*> parts;
-              if (read == Im2colRead::Contiguous || read == Im2colRead::Strided) {
-                llvm::Value* at =
-                    b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
-                for (int64_t r = 0; r < step; ++r)
-                  parts.push_back(
-                      loadPart(b.CreateAdd(at, kb.index(r * L)), mask[v * step + r]));
-                value = pickEveryStep(parts);
-              } else if (read == Im2colRead::Segments) {
-                // Masked-off lanes load +0.0 (all bits clear), so OR merges the segments.
-                for (int64_t r = 0; r < step; ++r) {
-                  llvm::Value* bits = nullptr;
-                  for (int64_t i = 0; i < segments; ++i) {
-                    llvm::Value* at =
-                        b.CreateAdd(b.CreateAdd(channel, segOffset[v][i]), kb.index(r * L));
-                    llvm::Value* part =
-                        b.CreateBitCast(loadPart(at, segMask[v * step + r][i]), intVecTy);
-                    bits = bits ? b.CreateOr(bits, part) : part;
+      // The loop over the block's channels, with plain loads (row tiles' interior taps) or
+      // masked ones.
+      auto packChannels = [&](bool plain) {
+        kb.forRange(
+            kb.index(0), kb.index(count),
+            [&](llvm::Value* cl) {
+              llvm::Value* channel =
+                  b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl), kb.index(HW)));
+              llvm::Value* row = b.CreateAdd(b.CreateMul(cl, kb.index(taps)), kb.index(tap));
+              // One part: `lanes` floats from element `at` with the mask's lanes on (0 else).
+              auto loadPart = [&](llvm::Value* at, llvm::Value* m) -> llvm::Value* {
+                if (plain)
+                  return b.CreateAlignedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4));
+                return b.CreateMaskedLoad(vecTy, kb.elementAddress(0, at), llvm::Align(4), m,
+                                          llvm::Constant::getNullValue(vecTy));
+              };
+              for (int64_t v = 0; v < nv; ++v) {
+                llvm::Value* value;
+                std::vector<llvm::Value*> parts;
+                if (read == Im2colRead::Contiguous || read == Im2colRead::Strided) {
+                  llvm::Value* at =
+                      b.CreateAdd(b.CreateAdd(channel, rowOffset), kb.index(v * L * step));
+                  for (int64_t r = 0; r < step; ++r)
+                    parts.push_back(loadPart(b.CreateAdd(at, kb.index(r * L)), mask[v * step + r]));
+                  value = pickEveryStep(parts);
+                } else if (read == Im2colRead::Segments) {
+                  // Masked-off lanes load +0.0 (all bits clear), so OR merges the segments.
+                  for (int64_t r = 0; r < step; ++r) {
+                    llvm::Value* bits = nullptr;
+                    for (int64_t i = 0; i < segments; ++i) {
+                      llvm::Value* at =
+                          b.CreateAdd(b.CreateAdd(channel, segOffset[v][i]), kb.index(r * L));
+                      llvm::Value* part =
+                          b.CreateBitCast(loadPart(at, segMask[v * step + r][i]), intVecTy);
+                      bits = bits ? b.CreateOr(bits, part) : part;
+                    }
+                    parts.push_back(b.CreateBitCast(bits, vecTy));
                   }
-                  parts.push_back(b.CreateBitCast(bits, vecTy));
+                  value = pickEveryStep(parts);
+                } else {
+                  llvm::Value* pointers =
+                      b.CreateGEP(floatTy, kb.elementAddress(0, channel), offset[v]);
+                  value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
+                                               llvm::Constant::getNullValue(vecTy));
                 }
-                value = pickEveryStep(parts);
-              } else {
-                llvm::Value* pointers =
-                    b.CreateGEP(floatTy, kb.elementAddress(0, channel), offset[v]);
-                value = b.CreateMaskedGather(vecTy, pointers, llvm::Align(4), mask[v],
-                                             llvm::Constant::getNullValue(vecTy));
+                llvm::Value* slot = b.CreateAdd(
+                    tileBase, b.CreateAdd(b.CreateMul(row, kb.index(nr)), kb.index(v * L)));
+                b.CreateAlignedStore(value, b.CreateGEP(floatTy, panel, slot), llvm::Align(32));
               }
-              llvm::Value* slot = b.CreateAdd(
-                  tileBase, b.CreateAdd(b.CreateMul(row, kb.index(nr)), kb.index(v * L)));
-              b.CreateAlignedStore(value, b.CreateGEP(floatTy, panel, slot), llvm::Align(32));
-            }
-          },
-          /*unroll=*/false);
+            },
+            /*unroll=*/false);
+      };
+      if (interior) {
+        kb.ifThen(interior, [&] { packChannels(true); });
+        kb.ifThen(b.CreateNot(interior), [&] { packChannels(false); });
+      } else {
+        packChannels(false);
+      }
     }
   }
 }

@@ -26,11 +26,11 @@ class KernelBuilder;
 
 // The convolution's geometry (one image, NCHW, 2-D).
 struct Im2colShape {
-  int64_t c = 0, h = 0, w = 0;            // input channels and map
-  int64_t kh = 0, kw = 0;                 // kernel
+  int64_t c = 0, h = 0, w = 0;             // input channels and map
+  int64_t kh = 0, kw = 0;                  // kernel
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
   int64_t padTop = 0, padLeft = 0;
-  int64_t oh = 0, ow = 0;                  // output map
+  int64_t oh = 0, ow = 0;  // output map
 };
 
 enum class Im2colRead { Contiguous, Strided, Segments, Gather };
@@ -45,7 +45,7 @@ Im2colRead im2colReadFor(const Im2colShape& s, bool rowTiles, unsigned lanes);
 // (c - c0) * KH * KW + tap holds the tap's input for each of the tile's pixels, NR floats a
 // row (lanes past `width` are 0).
 void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int64_t nr,
-                    llvm::Value* panel, llvm::Value* tileBase, llvm::Value* xImage,
-                    llvm::Value* c0, int64_t count, llvm::Value* p0, int64_t width);
+                    llvm::Value* panel, llvm::Value* tileBase, llvm::Value* xImage, llvm::Value* c0,
+                    int64_t count, llvm::Value* p0, int64_t width);
 
 }  // namespace kiln::codegen::detail
