@@ -235,12 +235,13 @@ TEST(MatMulKernels, FusedResidualChainOnAccumulators) {
 // ---- B packed in column panels (a constant B, packMatMulWeights) -----------------------------
 
 TEST(MatMulKernels, PackedBatchOne) {
-  // GEMV on 32-column panels: N 37 (a last panel of 5 columns, one masked vector), K odd;
-  // torch's Linear (transB) and row-major weights; scales, every bias form, Relu.
-  checkPacked({{}, {}, 1, 37, 301, false, true, 1.0f, 1.0f, {37}, Activation::None});
+  // GEMV with row-major weights on 32-column panels: N 37 (a last panel of 5 columns, one
+  // masked vector), K odd (the K split's remainder), K 1; scales, every bias form, Relu.
+  checkPacked({{}, {}, 1, 37, 301, false, false, 1.0f, 1.0f, {37}, Activation::None});
   checkPacked({{}, {}, 1, 37, 301, false, false, 0.5f, 2.0f, {1, 37}, Activation::Relu});
-  checkPacked({{}, {}, 1, 8, 1, false, true, 1.0f, 1.0f, {1}, Activation::None});
-  checkPacked({{}, {}, 1, 100, 64, false, true, 1.0f, -0.5f, {100}, Activation::Relu});
+  checkPacked({{}, {}, 1, 8, 1, false, false, 1.0f, 1.0f, {1}, Activation::None});
+  checkPacked({{}, {}, 1, 100, 64, false, false, 1.0f, -0.5f, {100}, Activation::Relu});
+  checkPacked({{}, {}, 1, 12, 33, true, false, 1.0f, 1.0f, {}, Activation::None});  // transA
 }
 
 TEST(MatMulKernels, PackedTallProducts) {
@@ -266,7 +267,7 @@ TEST(MatMulKernels, PackedSharedWeightsOverBatches) {
 }
 
 TEST(MatMulKernels, PackedFourLaneVectors) {
-  checkPacked({{}, {}, 1, 37, 30, false, true, 1.0f, 1.0f, {37}, Activation::Relu}, "x86_64");
+  checkPacked({{}, {}, 1, 37, 30, false, false, 1.0f, 1.0f, {37}, Activation::Relu}, "x86_64");
   checkPacked({{}, {}, 8, 19, 31, false, true, 1.0f, 1.0f, {19}, Activation::None}, "x86_64");
 }
 
@@ -356,11 +357,11 @@ TEST(MatMulKernels, FusedChainsSeveralRows) {
 }
 
 TEST(MatMulKernels, FusedChainsPackedFirstWeights) {
-  checkChain(1, 256, 24, 10, true, true, "host", true);  // the digits head
-  checkChain(1, 201, 37, 10, true, true, "host", true);
+  checkChain(1, 256, 24, 10, false, true, "host", true);
+  checkChain(1, 201, 37, 10, false, false, "host", true);
   checkChain(3, 40, 19, 10, false, true, "host", true);
-  checkChain(13, 21, 24, 9, true, false, "host", true);  // blocks of 6, 6 and 1 rows
-  checkChain(3, 8, 1500, 4, true, true, "host", true);   // one row per block
+  checkChain(13, 21, 24, 9, true, false, "host", true);    // blocks of 6, 6 and 1 rows
+  checkChain(3, 8, 1500, 4, false, true, "host", true);    // one row per block
   checkChain(2, 30, 12, 7, true, true, "x86_64", true);
 }
 

@@ -50,7 +50,7 @@ TEST(MatMulPack, TilePolicy) {
   };
   using Tile = std::pair<int64_t, int64_t>;
   // Batch-1 and two-row products: 4 vectors of columns; taller: 6 rows x 2 vectors.
-  EXPECT_EQ(tile(productDesc({1, 64}, {100, 64}, {1, 100}, true), avx2), Tile(1, 32));
+  EXPECT_EQ(tile(productDesc({1, 64}, {64, 100}, {1, 100}, false), avx2), Tile(1, 32));
   EXPECT_EQ(tile(productDesc({2, 64}, {64, 100}, {2, 100}, false), avx2), Tile(2, 32));
   EXPECT_EQ(tile(productDesc({3, 64}, {64, 100}, {3, 100}, false), avx2), Tile(3, 16));
   EXPECT_EQ(tile(productDesc({64, 64}, {100, 64}, {64, 100}, true), avx2), Tile(6, 16));
@@ -58,7 +58,9 @@ TEST(MatMulPack, TilePolicy) {
   EXPECT_EQ(tile(productDesc({64, 64}, {100, 64}, {64, 100}, true), avx512), Tile(6, 32));
   // Rows counted over the batch axes; B with a leading 1 axis is still one matrix.
   EXPECT_EQ(tile(productDesc({1, 16, 64}, {1, 64, 100}, {1, 16, 100}, false), avx2), Tile(6, 16));
-  // Not packed: fewer columns than a vector, B with a batch axis, no vector unit, not f32.
+  // Not packed: a batch-1 Linear (dot tiles stream its rows), fewer columns than a vector, B
+  // with a batch axis, no vector unit, not f32, not a product.
+  EXPECT_FALSE(matMulPanelTile(productDesc({1, 64}, {100, 64}, {1, 100}, true), avx2).applies());
   EXPECT_FALSE(matMulPanelTile(productDesc({4, 64}, {64, 5}, {4, 5}, false), avx2).applies());
   EXPECT_FALSE(
       matMulPanelTile(productDesc({2, 4, 64}, {2, 64, 9}, {2, 4, 9}, false), avx2).applies());
@@ -73,7 +75,10 @@ TEST(MatMulPack, TilePolicy) {
   KernelDesc head = productDesc({13, 20}, {24, 20}, {13, 9}, true);
   head.tailB = 2;
   EXPECT_EQ(tile(head, avx2), Tile(6, 16));
-  head.inputs[1].shape = {1500, 20};
+  head.inputs[1].shape = {1500, 20};  // one row per block, transposed weights: dot tiles
+  EXPECT_FALSE(matMulPanelTile(head, avx2).applies());
+  head.transB = false;
+  head.inputs[1].shape = {20, 1500};
   EXPECT_EQ(tile(head, avx2), Tile(1, 32));
 }
 

@@ -25,6 +25,7 @@
 #include "kiln/codegen/codegen.h"
 #include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/codegen/matmul_pack.h"
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
 #include "kiln/import/tflite/tflite_import.h"
@@ -123,6 +124,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   codegenOptions.libraryName = staticLibraryName(options);
   std::vector<codegen::KernelDesc> kernelDescs = codegen::lowerDispatches(dispatchGraph);
   codegen::packConvWeights(dispatchGraph, kernelDescs, target);  // weights in GEMM panel order
+  codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
   codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 
   // 4. emit

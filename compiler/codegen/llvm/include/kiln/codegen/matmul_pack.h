@@ -38,7 +38,7 @@ struct MatMulPanelTile {
 
 // The panel tile for a MatMul kernel description on `unit` if its B operand, when it is a
 // constant, is worth packing (f32, B without batch axes, at least a vector of columns, a
-// vector unit); else mr = 0. For a fused MLP head (tailB >= 0) this is the first product's
+// vector unit, not a batch-1 product with transposed weights); else mr = 0. For a fused MLP head (tailB >= 0) this is the first product's
 // tile. Ignores desc.bPanel.
 MatMulPanelTile matMulPanelTile(const KernelDesc& desc, VectorUnit unit);
 
