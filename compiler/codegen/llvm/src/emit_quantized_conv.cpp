@@ -107,11 +107,34 @@ bool useCorrections(KernelBuilder& kb) {
   return !kb.desc().quant.zeroPointCorrection.empty() && !kb.target().optimizeForSize;
 }
 
+// What the plain convolution and fully connected kernels set up before their loops.
+struct Accumulation {
+  ElemType xt = ElemType::I8;  // the activations' type
+  bool wide = false;           // i16 activations: i64 accumulators and the 64-bit rescale
+  llvm::Type* type = nullptr;  // i32 or i64
+  QRescale rescale;
+  // With a zero-point correction (its table) the accumulators start at -zx * sum(w) and the
+  // inner loops accumulate w * x only: inputZeroPoint, what they subtract from x, is 0.
+  llvm::Value* corrections = nullptr;
+  int32_t inputZeroPoint = 0;
+};
+
+Accumulation setUpAccumulation(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  Accumulation a;
+  a.xt = d.inputs[0].type;
+  a.wide = a.xt == ElemType::I16;
+  a.type = a.wide ? kb.b().getInt64Ty() : kb.b().getInt32Ty();
+  a.rescale = qMakeRescale(kb);
+  if (useCorrections(kb)) a.corrections = qTable(kb, d.quant.zeroPointCorrection, "qzpc");
+  a.inputZeroPoint = a.corrections ? 0 : d.quant.inputZeroPoint;
+  return a;
+}
+
 // The accumulator's start: the per-channel zero-point correction, or 0.
-llvm::Value* startAccumulator(KernelBuilder& kb, llvm::Value* corrections, llvm::Value* channel,
-                              llvm::Type* accType) {
-  if (!corrections) return llvm::ConstantInt::get(accType, 0);
-  return kb.b().CreateSExt(qTableLoad(kb, corrections, channel), accType);
+llvm::Value* startAccumulator(KernelBuilder& kb, const Accumulation& a, llvm::Value* channel) {
+  if (!a.corrections) return llvm::ConstantInt::get(a.type, 0);
+  return kb.b().CreateSExt(qTableLoad(kb, a.corrections, channel), a.type);
 }
 
 llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
@@ -130,14 +153,9 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
   llvm::IRBuilder<>& ir = kb.b();
   const QWindowShape g = qConvShape(d);
   const int64_t depthMultiplier = g.OC / g.C;
-  const bool wide = d.inputs[0].type == ElemType::I16;
-  const ElemType xt = d.inputs[0].type;
-  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const QRescale rescale = qMakeRescale(kb);
-  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
-  const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
-  llvm::Value* accs = kb.local(llvm::ArrayType::get(accType, uint64_t(g.OC)), "accs");
-  auto accAt = [&](llvm::Value* oc) { return ir.CreateInBoundsGEP(accType, accs, oc); };
+  const Accumulation a = setUpAccumulation(kb);
+  llvm::Value* accs = kb.local(llvm::ArrayType::get(a.type, uint64_t(g.OC)), "accs");
+  auto accAt = [&](llvm::Value* oc) { return ir.CreateInBoundsGEP(a.type, accs, oc); };
   // acc[oc] += w[tap, oc] * (x[oc / M] - zx), or w * zx for a skipped tap (xBase null).
   auto tap = [&](llvm::Value* t, llvm::Value* xBase) {
     llvm::Value* wBase = ir.CreateMul(t, kb.index(g.OC));
@@ -146,11 +164,12 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       llvm::Value* xv = qConst(kb, q.inputZeroPoint);
       if (xBase) {
         llvm::Value* ic = depthMultiplier == 1 ? oc : ir.CreateUDiv(oc, kb.index(depthMultiplier));
-        xv = ir.CreateSub(qToI32(kb, kb.load(0, xt, ir.CreateAdd(xBase, ic))), qConst(kb, inputZeroPoint));
+        xv = ir.CreateSub(qToI32(kb, kb.load(0, a.xt, ir.CreateAdd(xBase, ic))),
+                          qConst(kb, a.inputZeroPoint));
       }
       llvm::Value* p = accAt(oc);
-      llvm::Value* product = ir.CreateSExt(ir.CreateMul(xv, wv), accType);
-      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(accType, p), product), p);
+      llvm::Value* product = ir.CreateSExt(ir.CreateMul(xv, wv), a.type);
+      ir.CreateStore(ir.CreateAdd(ir.CreateLoad(a.type, p), product), p);
     });
   };
   const int64_t rows = g.N * g.OH;
@@ -161,9 +180,8 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
     llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
     kb.forRange(0, g.OW, [&](llvm::Value* ow) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
-      forChannels(kb, g.OC, [&](llvm::Value* oc) {
-        ir.CreateStore(startAccumulator(kb, corrections, oc, accType), accAt(oc));
-      });
+      forChannels(kb, g.OC,
+                  [&](llvm::Value* oc) { ir.CreateStore(startAccumulator(kb, a, oc), accAt(oc)); });
       kb.forRange(0, g.KH, [&](llvm::Value* kh) {
         llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
         llvm::Value* rowInside = insideRange(kb, ih, g.H);
@@ -177,10 +195,10 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
                                   ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
                                                kb.index(g.C))));
             });
-            if (corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
+            if (a.corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
           });
         });
-        if (corrections) {
+        if (a.corrections) {
           kb.ifThen(ir.CreateNot(rowInside), [&] {
             kb.forRange(0, g.KW, [&](llvm::Value* kw) {
               tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
@@ -191,7 +209,8 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       llvm::Value* pixel =
           ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
       kb.forRange(0, g.OC, [&](llvm::Value* oc) {
-        qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, accAt(oc)), oc, ir.CreateAdd(pixel, oc), wide);
+        qStoreConvOutput(kb, a.rescale, ir.CreateLoad(a.type, accAt(oc)), oc,
+                         ir.CreateAdd(pixel, oc), a.wide);
       });
     });
   });
@@ -207,18 +226,12 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
   const QWindowShape g = qConvShape(d);
-  const bool wide = d.inputs[0].type == ElemType::I16;
-  const ElemType xt = d.inputs[0].type;
-  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const QRescale rescale = qMakeRescale(kb);
+  const int64_t accumulatorBytes = d.inputs[0].type == ElemType::I16 ? 8 : 4;
+  if (q.op == QuantOp::DepthwiseConv && g.OC * accumulatorBytes <= kMaxDepthwiseAccumulatorBytes)
+    return emitDepthwiseByPixel(kb);
+  const Accumulation a = setUpAccumulation(kb);
   const int64_t ocPerGroup = g.OC / d.groups, icPerGroup = d.inputs[1].shape[3];
   const int64_t depthMultiplier = q.op == QuantOp::DepthwiseConv ? g.OC / g.C : 1;
-  if (q.op == QuantOp::DepthwiseConv &&
-      g.OC * int64_t(accType->getPrimitiveSizeInBits() / 8) <= kMaxDepthwiseAccumulatorBytes)
-    return emitDepthwiseByPixel(kb);
-  // With a zero-point correction the inner loop accumulates w * x only.
-  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
-  const int32_t inputZeroPoint = corrections ? 0 : q.inputZeroPoint;
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -227,8 +240,8 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
     llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
     kb.forRange(0, g.OW, [&](llvm::Value* ow) {
       kb.forRange(0, g.OC, [&](llvm::Value* oc) {
-        llvm::Value* acc = kb.local(accType, "acc");
-        ir.CreateStore(startAccumulator(kb, corrections, oc, accType), acc);
+        llvm::Value* acc = kb.local(a.type, "acc");
+        ir.CreateStore(startAccumulator(kb, a, oc), acc);
         if (q.op == QuantOp::TransposeConv) {
           // Output (oh, ow) gathers input (ih, iw) with ih * sh + kh - pt == oh.
           kb.forRange(0, g.KH, [&](llvm::Value* kh) {
@@ -257,7 +270,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
                               kw),
                           kb.index(g.C));
                       kb.forRange(0, g.C, [&](llvm::Value* ic) {
-                        llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xBase, ic));
+                        llvm::Value* xv = kb.load(0, a.xt, ir.CreateAdd(xBase, ic));
                         llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
                         accumulate(kb, acc, xv, wv, q.inputZeroPoint, 0);
                       });
@@ -277,9 +290,11 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
             if (depthwise) {
               llvm::Value* wv =
                   kb.load(1, ElemType::I8, ir.CreateAdd(ir.CreateMul(tap, kb.index(g.OC)), oc));
-              llvm::Value* xv = xBase ? kb.load(0, xt, ir.CreateAdd(xBase, ir.CreateUDiv(oc, kb.index(depthMultiplier))))
-                                      : qConst(kb, q.inputZeroPoint);
-              accumulate(kb, acc, xv, wv, xBase ? inputZeroPoint : 0, 0);
+              llvm::Value* xv =
+                  xBase ? kb.load(0, a.xt,
+                                  ir.CreateAdd(xBase, ir.CreateUDiv(oc, kb.index(depthMultiplier))))
+                        : qConst(kb, q.inputZeroPoint);
+              accumulate(kb, acc, xv, wv, xBase ? a.inputZeroPoint : 0, 0);
               return;
             }
             llvm::Value* wBase = ir.CreateMul(
@@ -289,8 +304,9 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
                                       : nullptr;
             forChannels(kb, icPerGroup, [&](llvm::Value* ic) {
               llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wBase, ic));
-              llvm::Value* xv = xRow ? kb.load(0, xt, ir.CreateAdd(xRow, ic)) : qConst(kb, q.inputZeroPoint);
-              accumulate(kb, acc, xv, wv, xRow ? inputZeroPoint : 0, 0);
+              llvm::Value* xv =
+                  xRow ? kb.load(0, a.xt, ir.CreateAdd(xRow, ic)) : qConst(kb, q.inputZeroPoint);
+              accumulate(kb, acc, xv, wv, xRow ? a.inputZeroPoint : 0, 0);
             });
           };
           kb.forRange(0, g.KH, [&](llvm::Value* kh) {
@@ -307,11 +323,11 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
                                            kb.index(g.C)));
                   tapWeights(tap, xBase);
                 });
-                if (corrections)
+                if (a.corrections)
                   kb.ifThen(ir.CreateNot(colInside), [&] { tapWeights(tap, nullptr); });
               });
             });
-            if (corrections) {
+            if (a.corrections) {
               kb.ifThen(ir.CreateNot(rowInside), [&] {
                 kb.forRange(0, g.KW, [&](llvm::Value* kw) {
                   tapWeights(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
@@ -322,7 +338,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
         }
         llvm::Value* at = ir.CreateAdd(
             ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC)), oc);
-        qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, acc), oc, at, wide);
+        qStoreConvOutput(kb, a.rescale, ir.CreateLoad(a.type, acc), oc, at, a.wide);
       });
     });
   });
@@ -336,24 +352,20 @@ uint32_t emitQuantizedFullyConnected(KernelBuilder& kb) {
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
   const int64_t B = d.inputs[0].shape[0], K = d.inputs[0].shape[1], N = d.inputs[1].shape[0];
-  const bool wide = d.inputs[0].type == ElemType::I16;
-  const ElemType xt = d.inputs[0].type;
-  llvm::Type* accType = wide ? ir.getInt64Ty() : ir.getInt32Ty();
-  const QRescale rescale = qMakeRescale(kb);
-  llvm::Value* corrections = useCorrections(kb) ? qTable(kb, q.zeroPointCorrection, "qzpc") : nullptr;
+  const Accumulation a = setUpAccumulation(kb);
   kb.forWorkgroupShare(B * N, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(N));
     llvm::Value* n = ir.CreateURem(item, kb.index(N));
-    llvm::Value* acc = kb.local(accType, "acc");
-    ir.CreateStore(startAccumulator(kb, corrections, n, accType), acc);
+    llvm::Value* acc = kb.local(a.type, "acc");
+    ir.CreateStore(startAccumulator(kb, a, n), acc);
     llvm::Value* xRow = ir.CreateMul(b, kb.index(K));
     llvm::Value* wRow = ir.CreateMul(n, kb.index(K));
     forChannels(kb, K, [&](llvm::Value* k) {
-      llvm::Value* xv = kb.load(0, xt, ir.CreateAdd(xRow, k));
+      llvm::Value* xv = kb.load(0, a.xt, ir.CreateAdd(xRow, k));
       llvm::Value* wv = kb.load(1, ElemType::I8, ir.CreateAdd(wRow, k));
-      accumulate(kb, acc, xv, wv, corrections ? 0 : q.inputZeroPoint, q.weightZeroPoint);
+      accumulate(kb, acc, xv, wv, a.inputZeroPoint, q.weightZeroPoint);
     });
-    qStoreConvOutput(kb, rescale, ir.CreateLoad(accType, acc), n, item, wide);
+    qStoreConvOutput(kb, a.rescale, ir.CreateLoad(a.type, acc), n, item, a.wide);
   });
   return workgroupsFor(B * N, K);
 }
