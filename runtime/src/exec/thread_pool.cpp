@@ -28,8 +28,8 @@
 #include <atomic>
 #include <new>
 
-#include "thread_pool_internal.h"
 #include "kiln/kiln_host.h"
+#include "thread_pool_internal.h"
 
 namespace {
 

@@ -74,13 +74,14 @@ TEST(ThreadPool, ManyStagesInARowEachItemOnce) {
   kiln_thread_pool* pool = nullptr;
   ASSERT_EQ(kiln_thread_pool_create(2, &pool), KILN_OK);
   const kiln_executor* executor = kiln_thread_pool_executor(pool);
-  void* b[4][1] = {{reinterpret_cast<void*>(0)}, {reinterpret_cast<void*>(1)},
-                   {reinterpret_cast<void*>(2)}, {reinterpret_cast<void*>(3)}};
+  void* b[4][1] = {{reinterpret_cast<void*>(0)},
+                   {reinterpret_cast<void*>(1)},
+                   {reinterpret_cast<void*>(2)},
+                   {reinterpret_cast<void*>(3)}};
   // Alternates a 3-dispatch stage (2 + 5 + 1 items), a one-item stage (runs on the caller),
   // and a one-dispatch stage of 16 items.
-  kiln_dispatch wide[] = {{slotKernel, b[0], 2, 0, 0},
-                          {slotKernel, b[1], 5, 0, 1},
-                          {slotKernel, b[2], 1, 0, 2}};
+  kiln_dispatch wide[] = {
+      {slotKernel, b[0], 2, 0, 0}, {slotKernel, b[1], 5, 0, 1}, {slotKernel, b[2], 1, 0, 2}};
   kiln_dispatch single[] = {{slotKernel, b[3], 1, 0, 3}};
   kiln_dispatch split[] = {{slotKernel, b[3], 16, 0, 4}};
   constexpr int kRounds = 3000;
@@ -95,6 +96,34 @@ TEST(ThreadPool, ManyStagesInARowEachItemOnce) {
   }
   EXPECT_EQ(gRuns[3][0].load(), 2 * kRounds);  // the single item and workgroup 0 of `split`
   for (uint32_t wg = 1; wg < 16; ++wg) EXPECT_EQ(gRuns[3][wg].load(), kRounds) << wg;
+  kiln_thread_pool_destroy(pool);
+}
+
+// Which thread ran each workgroup of the last stage (true: the calling thread).
+std::thread::id gCaller;
+bool gRanOnCaller[64];
+
+void whoKernel(void* const*, uint32_t wg, uint32_t) {
+  gRanOnCaller[wg] = std::this_thread::get_id() == gCaller;
+}
+
+TEST(ThreadPool, WorkersTakeTheLowItemsAndTheCallerTheHighOnes) {
+  // The workers claim from the bottom and the caller from the top, so each thread gets the
+  // same end of the items stage after stage (the same part of the tensors stays in its core's
+  // caches): whatever the timing, every item a worker ran is below every item the caller ran.
+  gCaller = std::this_thread::get_id();
+  kiln_thread_pool* pool = nullptr;
+  ASSERT_EQ(kiln_thread_pool_create(3, &pool), KILN_OK);
+  const kiln_executor* executor = kiln_thread_pool_executor(pool);
+  void* none[] = {nullptr};
+  kiln_dispatch stage[] = {{whoKernel, none, 40, 0, 0}};
+  for (int round = 0; round < 200; ++round) {
+    executor->run_stage(executor->self, stage, 1);
+    int firstOnCaller = 40;
+    while (firstOnCaller > 0 && gRanOnCaller[firstOnCaller - 1]) --firstOnCaller;
+    for (int wg = 0; wg < 40; ++wg)
+      ASSERT_EQ(gRanOnCaller[wg], wg >= firstOnCaller) << "round " << round << " item " << wg;
+  }
   kiln_thread_pool_destroy(pool);
 }
 
@@ -188,8 +217,9 @@ TEST(ThreadPool, IdleWorkersGoToSleepAndWakeForTheNextStage) {
     ASSERT_TRUE(eventually([&] {
       return kiln::threadPoolSleeps(pool) >= sleepsBefore + 2 &&
              kiln::threadPoolSleepingWorkers(pool) == 2;
-    })) << "round " << round << ": " << kiln::threadPoolSleeps(pool) - sleepsBefore
-        << " sleeps, " << kiln::threadPoolSleepingWorkers(pool) << " asleep";
+    })) << "round "
+        << round << ": " << kiln::threadPoolSleeps(pool) - sleepsBefore << " sleeps, "
+        << kiln::threadPoolSleepingWorkers(pool) << " asleep";
   }
   EXPECT_GE(kiln::threadPoolSleeps(pool), 2u);
   kiln_thread_pool_destroy(pool);
