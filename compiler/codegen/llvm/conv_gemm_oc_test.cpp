@@ -149,11 +149,18 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   ASSERT_TRUE(tile.applies());
   EXPECT_EQ(tile.oc(), 16);
   EXPECT_EQ(tile.pixels, 5);  // 49 pixels: 10 tiles of 5 (50) beat 9 of 6 (54)
-  EXPECT_EQ(ocVectorTile(describe({1, 64, 14, 14, 64, 1, 1}), avx2).pixels, 4);  // 196 = 49 x 4
+  EXPECT_EQ(ocVectorTile(describe({1, 384, 14, 14, 64, 1, 1}), avx2).pixels, 4);  // 196 = 49 x 4
   EXPECT_EQ(ocVectorTile(describe({1, 8, 2, 2, 16, 1, 1}), avx2).pixels, 4);     // the whole map
   EXPECT_EQ(chooseConvWeights(small, avx2), ConvWeights::OcVectorPanels);
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 56, 56, 64, 1, 1}), avx2).applies());  // big map
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 7, 7, 8, 1, 1}), avx2).applies());     // OC < 16
+  // Larger maps are chosen only with a long K and not too many channels, or a strided 1x1.
+  EXPECT_TRUE(ocVectorWins(small, avx2));
+  EXPECT_TRUE(ocVectorWins(describe({1, 576, 14, 14, 96, 1, 1}), avx2));
+  EXPECT_FALSE(ocVectorWins(describe({1, 96, 14, 14, 576, 1, 1}), avx2));
+  EXPECT_FALSE(ocVectorWins(describe({1, 512, 13, 13, 1000, 1, 1}), avx2));
+  EXPECT_TRUE(ocVectorWins(describe({1, 128, 28, 28, 256, 1, 1, {2, 2}}), avx2));
+  EXPECT_EQ(chooseConvWeights(describe({1, 96, 14, 14, 576, 1, 1}), avx2), ConvWeights::GemmPanels);
   // A 3x3 whose im2col would not fit the stack buffer keeps the pixel-vectorised kernel.
   EXPECT_FALSE(
       ocVectorTile(describe({1, 256, 14, 14, 512, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2)

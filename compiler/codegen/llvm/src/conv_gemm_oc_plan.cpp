@@ -8,9 +8,17 @@
 namespace kiln::codegen {
 namespace {
 
-// Maps of at most this many output pixels take the variant: the pixel-vectorised kernel wastes
-// lanes on their tail tile and splits them into few items.
+// Which convolutions take the variant, as measured on Zen 3 (AVX2) against the
+// pixel-vectorised kernel (docs/codegen.md): maps of at most kSmallMap pixels always (7x7 and
+// 8x8 maps leave a quarter of that kernel's lanes idle); maps up to kMaxPixels when the input
+// is read with a stride (the pixel kernel gathers it) or when K is long enough to amortise a
+// tile's transposition and the output channels few enough that the packed pixels are not
+// streamed again for too many panels (MobileNetV2's 14x14 576->96: 334 -> 273 us; its
+// 96->576 and SqueezeNet's 1000-channel classifier stay with the pixel kernel).
+constexpr int64_t kSmallMap = 64;
 constexpr int64_t kMaxPixels = 256;
+constexpr int64_t kMinLongK = 256;
+constexpr int64_t kMaxChannelsLongK = 512;
 // The im2col of a convolution that cannot read its input in place (a K x pixels panel on the
 // kernel's stack) must fit this many floats, and its rows (packed with each output row's
 // columns unrolled) be at most this wide.
@@ -52,6 +60,16 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
     if (roundUp(pixels, mr) < roundUp(pixels, best)) best = mr;
   tile.pixels = best;
   return tile;
+}
+
+bool ocVectorWins(const KernelDesc& d, VectorUnit unit) {
+  if (!ocVectorTile(d, unit).applies()) return false;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const int64_t oc = ws[0], k = ws[1] * ws[2] * ws[3];
+  if (d.output.shape[2] * d.output.shape[3] <= kSmallMap) return true;
+  const bool pointwise = ws[2] == 1 && ws[3] == 1 && d.pads == std::array<int64_t, 4>{0, 0, 0, 0};
+  const bool strided = d.strides[0] > 1 || d.strides[1] > 1;
+  return (pointwise && strided) || (k >= kMinLongK && oc <= kMaxChannelsLongK);
 }
 
 }  // namespace kiln::codegen

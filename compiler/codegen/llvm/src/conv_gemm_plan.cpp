@@ -82,7 +82,7 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit) {
   // The most specialised kernel that takes the convolution and measurably wins, first.
   if (winogradApplies(desc, unit)) return ConvWeights::Winograd;
-  if (ocVectorTile(desc, unit).applies()) return ConvWeights::OcVectorPanels;
+  if (ocVectorWins(desc, unit)) return ConvWeights::OcVectorPanels;
   if (convGemmTile(desc, unit).applies()) return ConvWeights::GemmPanels;
   return ConvWeights::Oihw;
 }

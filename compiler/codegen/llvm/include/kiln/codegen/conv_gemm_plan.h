@@ -68,10 +68,13 @@ struct OcVectorTile {
   bool applies() const { return pixels > 0; }
   int64_t oc() const { return ocVectors * lanes; }
 };
-// The tile for a Conv kernel description on `unit`, or pixels = 0 where the variant does not
-// apply or does not win (larger maps, fewer output channels than a tile, convolutions whose
-// im2col would not fit the kernel's stack buffer).
+// The tile for a Conv kernel description on `unit`, or pixels = 0 where the variant cannot
+// take it (maps over 256 pixels, fewer output channels than a tile, convolutions whose im2col
+// would not fit the kernel's stack buffer, and whatever the pixel-vectorised kernel refuses).
 OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
+// Whether the variant takes the convolution and measurably beats the pixel-vectorised kernel
+// on it (chooseConvWeights asks this).
+bool ocVectorWins(const KernelDesc& desc, VectorUnit unit);
 
 // For every Conv dispatch that takes the GEMM kernel and whose weights are a constant read by
 // no other dispatch or copy: repacks the constant's bytes (in place, same size; Winograd's
