@@ -27,6 +27,8 @@ llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exp
 llvm::Value* qOneOverOnePlusX(KernelBuilder& kb, llvm::Value* a);
 // min(max(v, lo), hi) on i32.
 llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi);
+// 0 <= pos < size for an index-typed position (a tap's row or column inside the image).
+llvm::Value* qInside(KernelBuilder& kb, llvm::Value* pos, int64_t size);
 // std::round (half away from zero) of an f32 to i32; |x| beyond 2^30 saturates there.
 llvm::Value* qRoundToInt(KernelBuilder& kb, llvm::Value* x);
 

@@ -137,11 +137,6 @@ llvm::Value* startAccumulator(KernelBuilder& kb, const Accumulation& a, llvm::Va
   return kb.b().CreateSExt(qTableLoad(kb, a.corrections, channel), a.type);
 }
 
-llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
-  llvm::IRBuilder<>& ir = kb.b();
-  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
-}
-
 // Depthwise convolutions accumulate all channels of one output pixel at once (a stack array
 // of accumulators), so the image-border tests run once per tap instead of once per channel
 // and the channel loop is contiguous in x and w. Up to this many accumulator bytes.
@@ -184,11 +179,11 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
                   [&](llvm::Value* oc) { ir.CreateStore(startAccumulator(kb, a, oc), accAt(oc)); });
       kb.forRange(0, g.KH, [&](llvm::Value* kh) {
         llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-        llvm::Value* rowInside = insideRange(kb, ih, g.H);
+        llvm::Value* rowInside = qInside(kb, ih, g.H);
         kb.ifThen(rowInside, [&] {
           kb.forRange(0, g.KW, [&](llvm::Value* kw) {
             llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-            llvm::Value* colInside = insideRange(kb, iw, g.W);
+            llvm::Value* colInside = qInside(kb, iw, g.W);
             llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
             kb.ifThen(colInside, [&] {
               tap(t, ir.CreateAdd(xBatch,
@@ -311,11 +306,11 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
           };
           kb.forRange(0, g.KH, [&](llvm::Value* kh) {
             llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-            llvm::Value* rowInside = insideRange(kb, ih, g.H);
+            llvm::Value* rowInside = qInside(kb, ih, g.H);
             kb.ifThen(rowInside, [&] {
               kb.forRange(0, g.KW, [&](llvm::Value* kw) {
                 llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-                llvm::Value* colInside = insideRange(kb, iw, g.W);
+                llvm::Value* colInside = qInside(kb, iw, g.W);
                 llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
                 kb.ifThen(colInside, [&] {
                   llvm::Value* xBase = ir.CreateAdd(

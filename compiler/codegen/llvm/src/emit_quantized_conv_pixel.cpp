@@ -16,11 +16,6 @@ namespace {
 constexpr int64_t kMaxAccumulators = 1024;        // output channels (4 KB of i32)
 constexpr int64_t kMaxTransposedWeights = 16384;  // bytes of the weight table
 
-llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
-  llvm::IRBuilder<>& ir = kb.b();
-  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
-}
-
 }  // namespace
 
 bool quantizedConvByPixelApplies(KernelBuilder& kb) {
@@ -65,10 +60,10 @@ uint32_t emitQuantizedConvByPixel(KernelBuilder& kb) {
       kb.forRange(0, g.OC, [&](llvm::Value* oc) { ir.CreateStore(qConst(kb, 0), accAt(oc)); });
       kb.forRange(0, g.KH, [&](llvm::Value* kh) {
         llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-        kb.ifThen(insideRange(kb, ih, g.H), [&] {
+        kb.ifThen(qInside(kb, ih, g.H), [&] {
           kb.forRange(0, g.KW, [&](llvm::Value* kw) {
             llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-            kb.ifThen(insideRange(kb, iw, g.W), [&] {
+            kb.ifThen(qInside(kb, iw, g.W), [&] {
               llvm::Value* xBase = ir.CreateAdd(
                   xBatch,
                   ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));

@@ -362,11 +362,6 @@ ZeroPoint planZeroPoint(KernelBuilder& kb, const DotUnit& unit, int64_t channels
   return zp;
 }
 
-llvm::Value* insideRange(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
-  llvm::IRBuilder<>& ir = kb.b();
-  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
-}
-
 }  // namespace
 
 bool quantizedDotApplies(KernelBuilder& kb) {
@@ -436,7 +431,7 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
               return;
             }
             llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-            llvm::Value* colInside = insideRange(kb, iw, g.W);
+            llvm::Value* colInside = qInside(kb, iw, g.W);
             kb.ifThen(colInside, [&] { dotSpan(kb, unit, block, {xAt(ih, iw)}, g.C); });
             if (zp.z != 0) {
               kb.ifThen(ir.CreateNot(colInside),
@@ -446,7 +441,7 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
         };
         kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-          llvm::Value* rowInside = insideRange(kb, ih, g.H);
+          llvm::Value* rowInside = qInside(kb, ih, g.H);
           kb.ifThen(rowInside, [&] {
             if (!rowSpans) {
               tapByTap(kh, ih);

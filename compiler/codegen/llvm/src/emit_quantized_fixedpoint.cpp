@@ -103,6 +103,11 @@ llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi) {
   return ir.CreateSelect(ir.CreateICmpSGT(v, qConst(kb, hi)), qConst(kb, hi), v);
 }
 
+llvm::Value* qInside(KernelBuilder& kb, llvm::Value* pos, int64_t size) {
+  llvm::IRBuilder<>& ir = kb.b();
+  return ir.CreateAnd(ir.CreateICmpSGE(pos, kb.index(0)), ir.CreateICmpSLT(pos, kb.index(size)));
+}
+
 llvm::Value* qRoundToInt(KernelBuilder& kb, llvm::Value* x) {
   llvm::IRBuilder<>& ir = kb.b();
   const float limit = 1073741824.0f;  // 2^30: larger magnitudes are clamped away anyway

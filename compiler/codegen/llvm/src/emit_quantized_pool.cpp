@@ -34,14 +34,10 @@ uint32_t emitQuantizedPool(KernelBuilder& kb) {
         ir.CreateStore(qConst(kb, 0), count);
         kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, kh);
-          llvm::Value* rowOk =
-              ir.CreateAnd(ir.CreateICmpSGE(ih, kb.index(0)), ir.CreateICmpSLT(ih, kb.index(g.H)));
-          kb.ifThen(rowOk, [&] {
+          kb.ifThen(qInside(kb, ih, g.H), [&] {
             kb.forRange(0, g.KW, [&](llvm::Value* kw) {
               llvm::Value* iw = ir.CreateAdd(iwStart, kw);
-              llvm::Value* colOk = ir.CreateAnd(ir.CreateICmpSGE(iw, kb.index(0)),
-                                                ir.CreateICmpSLT(iw, kb.index(g.W)));
-              kb.ifThen(colOk, [&] {
+              kb.ifThen(qInside(kb, iw, g.W), [&] {
                 llvm::Value* at = ir.CreateAdd(
                     ir.CreateMul(
                         ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(n, kb.index(g.H)), ih),
