@@ -28,10 +28,8 @@
 namespace kiln::codegen::detail {
 namespace {
 
-constexpr int64_t kTargetSlots = 48;   // tiles per block at least (3 GEMM tiles of 16), if any
-constexpr int64_t kVFloats = 98304;    // V block: 384 KB at most (L2)
-constexpr int64_t kMFloats = 32768;    // M buffer with several channel blocks: 128 KB at most
-constexpr int64_t kMinItems = 4;       // output-channel panels split into groups until this many
+constexpr int64_t kMFloats = 32768;  // M buffer with several channel blocks: 128 KB at most
+constexpr int64_t kMinItems = 4;     // output-channel panels split into groups until this many
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -56,32 +54,16 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const unsigned out = kb.outputBinding();
 
-  // Tiles and blocks of tile rows.
-  const int64_t TH = ceilDiv(OH, m), TW = ceilDiv(OW, m);
-  const int64_t rowVectors = ceilDiv(TW, L);  // vectors of tiles per tile row
-  // Slots the buffers of a block of r tile rows hold: the last row's vectors may reach past
-  // r * TW.
-  auto slotsFor = [&](int64_t r) {
-    return ceilDiv(std::max((r - 1) * TW + rowVectors * L, r * TW), L) * L;
-  };
-  // Tile rows per block: kTargetSlots tiles, fewer while V for every channel would not fit
-  // kVFloats (one channel block: no partial products), but a GEMM tile's worth at least.
-  int64_t R = std::min(TH, ceilDiv(kTargetSlots, TW));
-  const int64_t minR = std::min(TH, ceilDiv(NR, TW));
-  while (R > minR && P * C * slotsFor(R) > kVFloats) --R;
-  const int64_t rowBlocks = ceilDiv(TH, R), lastR = TH - (rowBlocks - 1) * R;
-  const int64_t slotsBuf = slotsFor(R);
-  // Channel blocks: V (P x blockC x slotsBuf floats) within kVFloats; a divisor of C not much
-  // smaller than the even split if there is one, else the even split rounded up.
-  const int64_t cBlocks = ceilDiv(P * C * slotsBuf, kVFloats);
-  int64_t blockC = ceilDiv(C, cBlocks);
-  for (int64_t c = blockC; c * 2 > blockC && c > 0; --c) {
-    if (C % c == 0) {
-      blockC = c;
-      break;
-    }
-  }
+  // Tiles, blocks of tile rows and channel blocks (winograd_plan.h).
+  const WinogradBlocks blocks = winogradBlocks(d, plan.tile, m);
+  const int64_t TW = blocks.tileCols, rowVectors = blocks.rowVectors, R = blocks.blockRows;
+  const int64_t rowBlocks = blocks.rowBlocks, lastR = blocks.tileRows - (rowBlocks - 1) * R;
+  const int64_t slotsBuf = blocks.slots, blockC = blocks.blockC;
   const int64_t fullCBlocks = C / blockC, lastC = C % blockC;
+  // V's positions one cache line more than a block apart: the input transform stores to
+  // every position at once, and strides of a multiple of 4 KB would put all of them in the
+  // same L1 set.
+  const int64_t vPosition = blockC * slotsBuf + 16;
   const bool oneCBlock = fullCBlocks == 1 && lastC == 0;
   // Output-channel panels in groups: enough work items, and with several channel blocks an M
   // buffer (every panel of the group) within kMFloats.
@@ -98,7 +80,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
   auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(m * L));
   auto* vBuf = llvm::cast<llvm::AllocaInst>(
-      kb.local(llvm::ArrayType::get(floatTy, uint64_t(P * blockC * slotsBuf)), "winograd.v"));
+      kb.local(llvm::ArrayType::get(floatTy, uint64_t(P * vPosition)), "winograd.v"));
   vBuf->setAlignment(llvm::Align(64));
   auto* mBuf = llvm::cast<llvm::AllocaInst>(kb.local(
       llvm::ArrayType::get(floatTy, uint64_t(mPanels * P * MR * slotsBuf)), "winograd.m"));
@@ -244,7 +226,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                           for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
                           llvm::Value* value = combine(&wm.bt[i * A], 1, column);
                           llvm::Value* at = b.CreateAdd(
-                              rowSlot, kb.index((i * A + j) * blockC * slotsBuf));
+                              rowSlot, kb.index((i * A + j) * vPosition));
                           b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
                         }
                       }
@@ -351,7 +333,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                 llvm::Value* uBase = b.CreateAdd(
                     uPanel, b.CreateMul(b.CreateAdd(b.CreateMul(pos, kb.index(C)), c0),
                                         kb.index(panelRows)));
-                llvm::Value* vBase = b.CreateMul(pos, kb.index(blockC * slotsBuf));
+                llvm::Value* vBase = b.CreateMul(pos, kb.index(vPosition));
                 auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
                   for (int64_t r = 0; r < panelRows; ++r) {
                     for (int64_t v = 0; v < nv; ++v) {

@@ -11,8 +11,47 @@ namespace {
 // Below this many input or output channels the transforms cost more than the multiplies
 // they save.
 constexpr int64_t kMinChannels = 16;
+constexpr int64_t kTargetSlots = 48;  // tiles per block at least (3 GEMM tiles of 16), if any
+// Transformed inputs of a channel block: 800 KB at most (one block is worth more than the
+// cache it spills from: partial products would go through memory and several output-channel
+// groups would repeat the transform).
+constexpr int64_t kVFloats = 200000;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int64_t m) {
+  const int64_t C = d.inputs[0].shape[1], OH = d.output.shape[2], OW = d.output.shape[3];
+  const int64_t P = (m + 2) * (m + 2), L = tile.lanes;
+  WinogradBlocks k;
+  k.tileRows = ceilDiv(OH, m);
+  k.tileCols = ceilDiv(OW, m);
+  k.rowVectors = ceilDiv(k.tileCols, L);
+  // Slots of a block of r tile rows: the last row's vectors may reach past r * tileCols.
+  auto slotsFor = [&](int64_t r) {
+    return ceilDiv(std::max((r - 1) * k.tileCols + k.rowVectors * L, r * k.tileCols), L) * L;
+  };
+  // kTargetSlots tiles, fewer while the transformed inputs of every channel would not fit
+  // kVFloats, but a GEMM tile's worth at least.
+  k.blockRows = std::min(k.tileRows, ceilDiv(kTargetSlots, k.tileCols));
+  const int64_t minRows = std::min(k.tileRows, ceilDiv(tile.nr(), k.tileCols));
+  while (k.blockRows > minRows && P * C * slotsFor(k.blockRows) > kVFloats) --k.blockRows;
+  k.rowBlocks = ceilDiv(k.tileRows, k.blockRows);
+  k.slots = slotsFor(k.blockRows);
+  // Channel blocks: a divisor of C not much smaller than the even split if there is one,
+  // else the even split rounded up.
+  const int64_t blocks = ceilDiv(P * C * k.slots, kVFloats);
+  k.blockC = ceilDiv(C, blocks);
+  for (int64_t c = k.blockC; c * 2 > k.blockC && c > 0; --c) {
+    if (C % c == 0) {
+      k.blockC = c;
+      break;
+    }
+  }
+  k.channelBlocks = ceilDiv(C, k.blockC);
+  return k;
+}
 
 WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   ConvGemmTile tile = convGemmTile(d, unit);
@@ -26,10 +65,12 @@ WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   WinogradPlan plan;
   plan.tile = tile;
   // F(4x4): a quarter of the multiplies, worth its larger transforms where the map has
-  // several 4 x 4 tiles per row; F(2x2) on small maps (7 x 7 would compute 8 x 8 either
-  // way, in 4 tiles of F(4x4) that fill half a vector).
+  // three or more 4 x 4 tiles per row and its transformed inputs fit one channel block
+  // (measured: ResNet-18's 56x56 and 28x28 maps, SqueezeNet's 55x55 to 13x13 ones). F(2x2)
+  // on smaller maps (7 x 7: F(4x4)'s 2 x 2 tiles would fill a quarter of the vectors) and
+  // where F(4x4) would need several channel blocks (ResNet-18's 14x14 x 256).
   const int64_t oh = ys[2], ow = ys[3];
-  plan.m = oh >= 16 && ow >= 16 ? 4 : 2;
+  plan.m = oh >= 12 && ow >= 12 && winogradBlocks(d, tile, 4).channelBlocks == 1 ? 4 : 2;
   return plan;
 }
 

@@ -35,8 +35,21 @@ struct WinogradPlan {
 
 // The plan for a Conv kernel description on `unit`: groups 1, f32, 3x3, stride 1,
 // dilation 1, any pads, an epilogue the GEMM kernel's tiles take, enough channels to pay for
-// the transforms; m = 0 otherwise.
+// the transforms; m = 0 otherwise. F(4x4) unless the map is small or its transformed inputs
+// would not fit one channel block (then F(2x2)).
 WinogradPlan winogradPlan(const KernelDesc& desc, VectorUnit unit);
+
+// How the kernel blocks a convolution with output tile m: the output map in tileRows x
+// tileCols tiles; blocks of blockRows tile rows (tile (r, c) of a block in slot
+// r * tileCols + c; the buffers hold `slots` per position, a multiple of the vector lanes);
+// the input channels in blocks of blockC (the transformed block, positions x blockC x slots
+// floats, stays within the kernel's stack budget).
+struct WinogradBlocks {
+  int64_t tileRows = 0, tileCols = 0, rowVectors = 0;  // rowVectors: vectors per tile row
+  int64_t blockRows = 0, rowBlocks = 0, slots = 0;
+  int64_t blockC = 0, channelBlocks = 0;
+};
+WinogradBlocks winogradBlocks(const KernelDesc& desc, const ConvGemmTile& tile, int64_t m);
 inline bool winogradApplies(const KernelDesc& desc, VectorUnit unit) {
   return winogradPlan(desc, unit).applies();
 }
