@@ -180,6 +180,14 @@ TEST(ConvGemm, StridedNarrowRows) {
   check({1, 3, 9, 13, 4, 3, 3, {2, 3}, {1, 1}, {1, 1, 1, 1}});   // strides differ, 5x5
 }
 
+// Row tiles over 2 or 3 output rows where one row would end in a wide, partly empty tile.
+TEST(ConvGemm, RowGroups) {
+  check({1, 8, 56, 56, 13, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});  // 28
+  check({2, 5, 18, 28, 7, 3, 3});                                // stride 1, 26 wide
+  check({1, 6, 18, 58, 9, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});  // 9 rows of 29: 3 at a time
+  check({1, 4, 56, 56, 8, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, Activation::None, true});
+}
+
 TEST(ConvGemm, Stems) {
   check({1, 3, 30, 30, 16, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::Relu});
   check({2, 3, 23, 23, 10, 3, 3, {2, 2}});  // 11x11 out, no padding

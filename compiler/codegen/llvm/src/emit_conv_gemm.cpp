@@ -10,9 +10,10 @@
 //    masked vector loads, strided loads + shuffles, per-row segments; zeros in the padding).
 //  - Pixel tiles: flattened over the whole map when stride 1 keeps the width or rows are
 //    shorter than a tile (no lanes wasted at row ends), else along output rows (the row's
-//    last tile narrower). A group of tiles (up to kGroupTiles flattened ones, or one row)
-//    shares each block of A: per K block its B panels are packed, then every OC panel of the
-//    item runs over every tile of the group.
+//    last tile narrower), or along 2-4 rows at a time where that fills the tiles better.
+//    A group of tiles (up to kGroupTiles flattened ones, or one row group) shares each
+//    block of A: per K block its B panels are packed, then every OC panel of the item runs
+//    over every tile of the group.
 //  - K blocks (whole channels, <= kMaxBlockK rows) keep a tile's B in L1; between blocks the
 //    tile's partial sums go through the output. The first block starts from the bias, the
 //    last applies the activation and the fused epilogue chain to the accumulators before
@@ -72,14 +73,27 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // strided reads instead of gathers).
   const bool sameWidth = sh == 1 && sw == 1 && W == OW;
   const bool rowAligned = !direct && !sameWidth && OW >= NR;
+  const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
+  // Row tiles span groupRows output rows when one row would end in a tile of more than one
+  // vector that is not full (ResNet's 28-wide rows: 16 + 12 lanes, 87.5% used; two rows are
+  // 3 tiles + one vector, which runs over two panels at once): the tiles then cross rows and
+  // the panel is packed like flattened tiles (per-row segments).
+  int64_t groupRows = 1;
+  if (rowAligned && OW % NR > int64_t(L) &&
+      im2colReadFor(im2col, /*rowTiles=*/false, L) == Im2colRead::Segments) {
+    for (int64_t r = 2; r <= 4 && groupRows == 1; ++r)
+      if (OH % r == 0 && (r * OW) % NR <= int64_t(L)) groupRows = r;
+  }
+  const bool rowTiles = rowAligned && groupRows == 1;  // how the panels are packed
 
   // Pixel tiles of NR pixels: along each output row (the row's last tile narrower) or over
   // the flattened map. A group of tiles (one row, or up to kGroupTiles flattened tiles)
   // shares every block of A: each weights panel block is loaded once per group.
-  const int64_t span = rowAligned ? OW : OHW;
+  const int64_t span = rowAligned ? groupRows * OW : OHW;
   const int64_t fullTiles = span / NR, tailWidth = span % NR;
   const int64_t spanTiles = fullTiles + (tailWidth > 0);
-  const int64_t pixelGroups = rowAligned ? OH : (spanTiles + kGroupTiles - 1) / kGroupTiles;
+  const int64_t pixelGroups =
+      rowAligned ? OH / groupRows : (spanTiles + kGroupTiles - 1) / kGroupTiles;
   const int64_t groupTiles = rowAligned ? spanTiles : (spanTiles + pixelGroups - 1) / pixelGroups;
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
   int64_t ocGroups =
@@ -149,8 +163,6 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
                               llvm::Constant::getNullValue(vecTy));
   };
-  const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
-
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, pixelGroups});
     llvm::Value *n = co[0], *ocGroup = co[1], *pixelGroup = co[2];
@@ -165,7 +177,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     // tile (tailWidth pixels) if hasTail.
     llvm::Value *groupStart, *groupFull, *hasTail;
     if (rowAligned) {
-      groupStart = b.CreateMul(pixelGroup, kb.index(OW));
+      groupStart = b.CreateMul(pixelGroup, kb.index(span));
       groupFull = kb.index(fullTiles);
       hasTail = b.getInt1(tailWidth > 0);
     } else {
@@ -296,7 +308,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     // Packs channels [c0, c0 + count) of tile t (width pixels from p0) into its B panel.
     auto packTile = [&](llvm::Value* c0, int64_t count, llvm::Value* t, llvm::Value* p0,
                         int64_t width) {
-      emitIm2colTile(kb, im2col, rowAligned, NR, bPanel, b.CreateMul(t, kb.index(tileFloats)),
+      emitIm2colTile(kb, im2col, rowTiles, NR, bPanel, b.CreateMul(t, kb.index(tileFloats)),
                      xImage, c0, count, p0, width);
     };
 
