@@ -266,13 +266,24 @@ TEST(MatMulKernels, PackedSharedWeightsOverBatches) {
   checkPacked({{4}, {}, 7, 10, 16, false, false, 1.0f, 1.0f, {7, 1}, Activation::None});
 }
 
+TEST(MatMulKernels, PackedInKBlocks) {
+  // K of 3 blocks or more (256 steps each): partial sums through the output between blocks,
+  // the scale, bias and activation after the last. K 800: a first block, two middle ones and
+  // a last of 32; K 768: one middle block; edge rows and columns, both weight layouts, transA.
+  checkPacked({{}, {}, 13, 45, 800, false, false, 0.5f, 2.0f, {13, 45}, Activation::Relu});
+  checkPacked({{}, {}, 7, 19, 768, false, true, 1.0f, 1.0f, {19}, Activation::None});
+  checkPacked({{}, {}, 9, 40, 1001, true, false, 1.0f, 1.0f, {9, 1}, Activation::Sigmoid});
+  checkPacked({{2}, {}, 5, 17, 777, false, true, 1.0f, 1.0f, {2, 1, 17}, Activation::None});
+}
+
 TEST(MatMulKernels, PackedFourLaneVectors) {
   checkPacked({{}, {}, 1, 37, 30, false, false, 1.0f, 1.0f, {37}, Activation::Relu}, "x86_64");
   checkPacked({{}, {}, 8, 19, 31, false, true, 1.0f, 1.0f, {19}, Activation::None}, "x86_64");
 }
 
 TEST(MatMulKernels, PackedResidualChainOnAccumulators) {
-  const int64_t M = 7, N = 27, K = 13;
+  for (int64_t K : {13, 900}) {  // one pass, and K blocks
+  const int64_t M = 7, N = 27;
   Product p{{}, {}, M, N, K, false, true, 1.0f, 1.0f, {N}, Activation::None};
   KernelDesc d = productDesc(p);
   d.inputs.push_back(f32({M, N}));
@@ -287,6 +298,7 @@ TEST(MatMulKernels, PackedResidualChainOnAccumulators) {
   std::vector<float> want = referenceProduct(p, a, b, c);
   for (size_t i = 0; i < want.size(); ++i) want[i] += r[i];
   expectClose(runKernel(d, {a, packB(d, b, "host"), c, r}, {1, 2, 7}), want);
+  }
 }
 
 // A fused MLP head: Y = tailAlpha * act(alpha * A op(W1) + beta * c1) op(W2) + tailBeta * c2.

@@ -7,6 +7,8 @@
 // only store. Products neither tile form covers (Gemm with transA and transB) and targets
 // without vectors (microcontrollers: code size) keep the plain form: each workgroup item is
 // one output row, accumulated in place as row += A[m, k] * B[k, :].
+#include <algorithm>
+
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
@@ -46,6 +48,16 @@ void foldBatchIntoRows(ProductShape& p) {
   p.aBatch.clear();
   p.bBatch.clear();
   if (!p.cStrides.empty()) p.cStrides = {0, p.cStrides.back()};
+}
+
+// K-blocked products (packed B): blocks of this many steps, so a block of a panel (16 x 256
+// floats, 16 KiB on AVX2) stays in L1 while every row tile runs over it.
+constexpr int64_t kKBlock = 256;
+
+// Whether a product runs in K blocks: packed B, several row tiles to share each block, a K of
+// several blocks, and no operand sharing the output's bytes (partial sums go through it).
+bool kBlocked(const TilePlan& plan, const KernelDesc& d, int64_t M, int64_t K) {
+  return plan.packedB && !d.bindingsMayAlias && M > plan.mr && K >= 3 * kKBlock;
 }
 
 }  // namespace
@@ -96,6 +108,89 @@ uint32_t emitMatMul(KernelBuilder& kb) {
     const int64_t mTiles = tileCount(p.M, plan->mr), nTiles = tileCount(N, plan->nr);
     const int64_t items = tileBatches * nTiles * mTiles;
     const int64_t biasStep = hasBias ? cStrides.back() : 0;
+    // Scale, bias and epilogue on a finished tile, stored to the output.
+    auto finishTile = [&](const TileRows& tile, llvm::Value* m0, llvm::Value* n0,
+                          int64_t tileRows, llvm::Value* batch,
+                          const std::vector<llvm::Value*>& batchCoords) {
+      for (int64_t i = 0; i < tileRows; ++i) {
+        llvm::Value* m = b.CreateAdd(m0, kb.index(i));
+        llvm::Value* rowStart =
+            b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(p.M)), m), kb.index(N));
+        llvm::Value* biasRow = nullptr;
+        if (hasBias) {
+          std::vector<llvm::Value*> coords = batchCoords;
+          coords.push_back(m);
+          coords.push_back(kb.index(0));
+          biasRow = kb.linearize(coords, p.cStrides);
+        }
+        FusedEpilogue::Row epilogueRow;
+        if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
+        for (const TileVector& run : tile[size_t(i)]) {
+          llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
+          llvm::Value* v = run.value;
+          llvm::Value* biasAt =
+              hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep))) : nullptr;
+          v = scaleAndBias(kb, v, run.valid, d.alpha, hasBias ? 2 : -1, biasAt, biasStep, d.beta);
+          v = epilogueVector(kb, epilogue, v, run.valid, epilogueRow, column);
+          storeLanes(kb, kb.bindingPointer(out), b.CreateAdd(rowStart, column), v, run.valid);
+        }
+      }
+    };
+    if (kBlocked(*plan, d, p.M, K)) {
+      // K in blocks of kKBlock: a work item is one column panel (of one batch) over all row
+      // tiles; per K block every row tile runs over the block's panel rows, which stay in L1,
+      // its partial sums going through the output (the first block starts from zero, the
+      // last applies the scale, bias and epilogue).
+      const int64_t items = tileBatches * nTiles;
+      const int64_t blocks = tileCount(K, kKBlock), lastCount = K - (blocks - 1) * kKBlock;
+      kb.forWorkgroupShare(items, [&](llvm::Value* item) {
+        llvm::Value* nTile = b.CreateURem(item, kb.index(nTiles));
+        llvm::Value* batch = b.CreateUDiv(item, kb.index(nTiles));
+        std::vector<llvm::Value*> batchCoords =
+            p.batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, p.batchShape);
+        MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, p.aBatch), aM, aK};
+        MatOperand bm{kb.bindingPointer(1), kb.index(0), bK, bN};
+        llvm::Value* outPtr = kb.bindingPointer(out);
+        // One K block over every row tile: `first` starts from zero, `last` finishes.
+        auto block = [&](llvm::Value* kStart, int64_t count, bool first, bool last) {
+          kb.forRange(kb.index(0), kb.index(mTiles), [&](llvm::Value* mTile) {
+            forTileSizes(kb, *plan, p.M, N, mTile, nTile,
+                         [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
+              auto at = [&](int64_t i, int64_t v) {
+                llvm::Value* m = b.CreateAdd(b.CreateMul(batch, kb.index(p.M)),
+                                             b.CreateAdd(m0, kb.index(i)));
+                return b.CreateAdd(b.CreateMul(m, kb.index(N)),
+                                   b.CreateAdd(n0, kb.index(v * plan->lanes)));
+              };
+              auto valid = [&](int64_t v) {
+                return unsigned(std::min<int64_t>(plan->lanes, tileCols - v * plan->lanes));
+              };
+              KSlice slice{kStart, count, nullptr};
+              if (!first) {
+                slice.init = [&](int64_t i, int64_t v) {
+                  return loadLanes(kb, outPtr, at(i, v), plan->lanes, valid(v));
+                };
+              }
+              TileRows tile =
+                  accumulateTileSlice(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K, slice);
+              if (last) return finishTile(tile, m0, n0, tileRows, batch, batchCoords);
+              for (int64_t i = 0; i < tileRows; ++i)
+                for (size_t v = 0; v < tile[size_t(i)].size(); ++v)
+                  storeLanes(kb, outPtr, at(i, int64_t(v)), tile[size_t(i)][v].value,
+                             tile[size_t(i)][v].valid);
+            });
+          }, /*unroll=*/false);
+        };
+        block(kb.index(0), kKBlock, true, false);
+        if (blocks > 2) {
+          kb.forRange(kb.index(1), kb.index(blocks - 1), [&](llvm::Value* k) {
+            block(b.CreateMul(k, kb.index(kKBlock)), kKBlock, false, false);
+          }, /*unroll=*/false);
+        }
+        block(kb.index((blocks - 1) * kKBlock), lastCount, false, true);
+      });
+      return workgroupsFor(items, p.M * plan->nr * K);
+    }
     kb.forWorkgroupShare(items, [&](llvm::Value* item) {
       llvm::Value* mTile = b.CreateURem(item, kb.index(mTiles));
       llvm::Value* rest = b.CreateUDiv(item, kb.index(mTiles));
@@ -109,31 +204,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
           kb, *plan, p.M, N, mTile, nTile,
           [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
             TileRows tile = accumulateTile(kb, *plan, a, bm, m0, n0, tileRows, tileCols, K);
-            for (int64_t i = 0; i < tileRows; ++i) {
-              llvm::Value* m = b.CreateAdd(m0, kb.index(i));
-              llvm::Value* rowStart =
-                  b.CreateMul(b.CreateAdd(b.CreateMul(batch, kb.index(p.M)), m), kb.index(N));
-              llvm::Value* biasRow = nullptr;
-              if (hasBias) {
-                std::vector<llvm::Value*> coords = batchCoords;
-                coords.push_back(m);
-                coords.push_back(kb.index(0));
-                biasRow = kb.linearize(coords, p.cStrides);
-              }
-              FusedEpilogue::Row epilogueRow;
-              if (!epilogue.empty()) epilogueRow = epilogue.row(rowStart);
-              for (const TileVector& run : tile[size_t(i)]) {
-                llvm::Value* column = b.CreateAdd(n0, kb.index(run.column));
-                llvm::Value* v = run.value;
-                llvm::Value* biasAt =
-                    hasBias ? b.CreateAdd(biasRow, b.CreateMul(column, kb.index(biasStep)))
-                            : nullptr;
-                v = scaleAndBias(kb, v, run.valid, d.alpha, hasBias ? 2 : -1, biasAt, biasStep,
-                                 d.beta);
-                v = epilogueVector(kb, epilogue, v, run.valid, epilogueRow, column);
-                storeLanes(kb, kb.bindingPointer(out), b.CreateAdd(rowStart, column), v, run.valid);
-              }
-            }
+            finishTile(tile, m0, n0, tileRows, batch, batchCoords);
           });
     });
     return workgroupsFor(items, plan->mr * plan->nr * K);

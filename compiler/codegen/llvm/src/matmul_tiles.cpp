@@ -141,7 +141,7 @@ void splitRowSums(KernelBuilder& kb, const MicroTile& tile, const Accumulators& 
 // scalar of A's row, B(k, v) the v-th vector of B's row k (the last one masked at a row end).
 TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
                        const MatOperand& bm, llvm::Value* m0, llvm::Value* n0, int64_t rows,
-                       int64_t cols, int64_t K) {
+                       int64_t cols, int64_t K, const KSlice* slice = nullptr) {
   llvm::IRBuilder<>& b = kb.b();
   const unsigned lanes = plan.lanes;
   auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
@@ -150,18 +150,27 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
     return unsigned(std::min<int64_t>(lanes, cols - v * int64_t(lanes)));
   };
   Accumulators acc = makeAccumulators(kb, tile);
-  for (const auto& row : acc) {
-    for (llvm::Value* slot : row) b.CreateStore(llvm::Constant::getNullValue(vecTy), slot);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t v = 0; v < tile.nrVectors; ++v) {
+      llvm::Value* start = slice && slice->init ? slice->init(i, v)
+                                                : llvm::Constant::getNullValue(vecTy);
+      b.CreateStore(start, acc[size_t(i)][size_t(v)]);
+    }
   }
+  // A K slice moves A's columns and B's rows to its first step.
+  llvm::Value* kStart = slice ? slice->start : kb.index(0);
+  const int64_t kCount = slice ? slice->count : K;
   std::vector<llvm::Value*> aRows;
   for (int64_t i = 0; i < rows; ++i) {
-    aRows.push_back(
-        b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))));
+    aRows.push_back(b.CreateAdd(
+        b.CreateAdd(a.offset, b.CreateMul(b.CreateAdd(m0, kb.index(i)), kb.index(a.rowStride))),
+        b.CreateMul(kStart, kb.index(a.colStride))));
   }
   // Unpacked: row k of B from column n0; packed: the panel of columns n0.., rows of `cols`.
+  const int64_t bRowStride = plan.packedB ? cols : bm.rowStride;
   llvm::Value* bStart = plan.packedB ? b.CreateAdd(bm.offset, b.CreateMul(n0, kb.index(K)))
                                      : b.CreateAdd(bm.offset, n0);
-  const int64_t bRowStride = plan.packedB ? cols : bm.rowStride;
+  bStart = b.CreateAdd(bStart, b.CreateMul(kStart, kb.index(bRowStride)));
   auto loadA = [&](llvm::Value* k, int64_t m) -> llvm::Value* {
     llvm::Value* at = b.CreateAdd(aRows[size_t(m)], b.CreateMul(k, kb.index(a.colStride)));
     return b.CreateLoad(b.getFloatTy(), elementPointer(kb, a.ptr, at, true));
@@ -171,11 +180,11 @@ TileRows broadcastTile(KernelBuilder& kb, const TilePlan& plan, const MatOperand
                                   kb.index(v * lanes));
     return loadLanes(kb, bm.ptr, at, lanes, validLanes(v));
   };
-  const int64_t splits = rows == 1 ? rowSplits(tile.nrVectors, K) : 1;
+  const int64_t splits = rows == 1 ? rowSplits(tile.nrVectors, kCount) : 1;
   if (splits > 1) {
-    splitRowSums(kb, tile, acc, K, splits, loadA, loadB);
+    splitRowSums(kb, tile, acc, kCount, splits, loadA, loadB);
   } else {
-    emitMicrokernel(kb, tile, acc, K, /*unroll=*/4, loadA, loadB);
+    emitMicrokernel(kb, tile, acc, kCount, /*unroll=*/4, loadA, loadB);
   }
   TileRows result(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
@@ -277,6 +286,13 @@ TileRows accumulateTile(KernelBuilder& kb, const TilePlan& plan, const MatOperan
                         int64_t cols, int64_t K) {
   if (plan.form == TileForm::Dot) return dotTile(kb, plan, a, b, m0, n0, rows, cols, K);
   return broadcastTile(kb, plan, a, b, m0, n0, rows, cols, K);
+}
+
+TileRows accumulateTileSlice(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                             const MatOperand& b, llvm::Value* m0, llvm::Value* n0, int64_t rows,
+                             int64_t cols, int64_t K, const KSlice& slice) {
+  assert(plan.form == TileForm::Broadcast && plan.packedB);
+  return broadcastTile(kb, plan, a, b, m0, n0, rows, cols, K, &slice);
 }
 
 void forTileSizes(KernelBuilder& kb, const TilePlan& plan, int64_t M, int64_t N, llvm::Value* mTile,

@@ -70,6 +70,19 @@ TileRows accumulateTile(KernelBuilder& kb, const TilePlan& plan, const MatOperan
                         const MatOperand& b, llvm::Value* m0, llvm::Value* n0, int64_t rows,
                         int64_t cols, int64_t K);
 
+// One slice of the reduction for K-blocked products: steps [start, start + count) of the
+// K-deep product (A's columns and the panel's rows from `start`), the accumulators starting
+// from init(row, vector) (null: zero), vector v covering the tile's columns [v*lanes, ...).
+// Broadcast tiles on packed B only.
+struct KSlice {
+  llvm::Value* start = nullptr;
+  int64_t count = 0;
+  std::function<llvm::Value*(int64_t row, int64_t vector)> init;
+};
+TileRows accumulateTileSlice(KernelBuilder& kb, const TilePlan& plan, const MatOperand& a,
+                             const MatOperand& b, llvm::Value* m0, llvm::Value* n0, int64_t rows,
+                             int64_t cols, int64_t K, const KSlice& slice);
+
 // Calls body(mTile, nTile, rows, cols) with the tile's compile-time size: full tiles, and the
 // smaller ones at the bottom (M % mr rows) and right (N % nr columns) edges.
 using TileBody = std::function<void(llvm::Value* m0, llvm::Value* n0, int64_t rows, int64_t cols)>;
