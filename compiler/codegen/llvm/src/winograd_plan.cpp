@@ -37,6 +37,8 @@ WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int
   k.blockRows = std::min(k.tileRows, ceilDiv(kTargetSlots, k.tileCols));
   const int64_t minRows = std::min(k.tileRows, ceilDiv(tile.nr(), k.tileCols));
   while (k.blockRows > minRows && P * C * slotsFor(k.blockRows) > kVFloats) --k.blockRows;
+  // As many blocks, as even as they can be (the last one short by less than a block).
+  k.blockRows = ceilDiv(k.tileRows, ceilDiv(k.tileRows, k.blockRows));
   k.rowBlocks = ceilDiv(k.tileRows, k.blockRows);
   k.slots = slotsFor(k.blockRows);
   // Channel blocks: a divisor of C not much smaller than the even split if there is one,
