@@ -7,7 +7,6 @@
 // accumulators' start; a fused epilogue chain that evaluates on vectors is applied to the
 // accumulators before their only store, any other one over each finished row.
 #include "emitters.h"
-#include "fused_epilogue.h"
 #include "kernel_builder.h"
 #include "window_tiles.h"
 
@@ -18,11 +17,9 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
   const unsigned lanes = kb.target().vectorLanes;
   const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
-  if (lanes < 4 || xs.size() != 4 || ws.size() != 4) return false;
+  if (!windowRowsApply(d, lanes) || ws.size() != 4) return false;
   const int64_t N = xs[0], C = xs[1], OC = ws[0];
   if (C < 2 || d.groups != C || ws[1] != 1 || OC % C != 0) return false;
-  if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
-  if (d.strides[1] != 1 && d.strides[1] != 2) return false;
   if (d.inputs[0].type != ElemType::F32 || d.inputs[1].type != ElemType::F32 ||
       d.output.type != ElemType::F32)
     return false;
@@ -32,18 +29,15 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t multiplier = OC / C;
   const int64_t taps = g.KH * g.KW;
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
-  const unsigned out = kb.outputBinding();
   const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
   if (!windowTilesFit(g, tiles)) return false;
   const unsigned tileLanes = tiles.front().lanes;
-  FusedEpilogue epilogue(kb);
+  WindowOutput output(kb);
   llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, 0.0f) : nullptr;
 
-  // Per work item: the channel's weights and bias as vectors, the output rows' starts.
+  // Per work item: the channel's weights and bias as vectors.
   std::vector<llvm::Value*> weight(static_cast<size_t>(taps), nullptr);
   llvm::Value* bias = nullptr;
-  std::vector<llvm::Value*> rowStart;
-  std::vector<FusedEpilogue::Row> epilogueRows;
 
   WindowOps ops;
   ops.padValue = 0.0f;
@@ -52,16 +46,7 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
     return b.CreateFAdd(acc, b.CreateFMul(x, weight[size_t(kh * g.KW + kw)]));
   };
   ops.finish = [&](int64_t r, const ColumnTile&, llvm::Value* column, llvm::Value* acc,
-                   llvm::Constant* storeMask) {
-    if (epilogue.vectorizable())
-      acc = epilogue.applyVector(acc, epilogueRows[size_t(r)], column, storeMask);
-    llvm::Value* at = kb.elementAddress(out, b.CreateAdd(rowStart[size_t(r)], column));
-    if (storeMask) {
-      b.CreateMaskedStore(acc, at, llvm::Align(4), storeMask);
-    } else {
-      b.CreateAlignedStore(acc, at, llvm::Align(4));
-    }
-  };
+                   llvm::Constant* storeMask) { output.store(r, column, acc, storeMask); };
 
   forEachWindowGroup(kb, g, N * OC, [&](llvm::Value* plane, llvm::Value* oh0, int64_t rows) {
     llvm::Value* n = b.CreateUDiv(plane, kb.index(OC));
@@ -75,18 +60,9 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
       weight[size_t(k)] = b.CreateVectorSplat(tileLanes, w);
     }
     bias = b.CreateVectorSplat(tileLanes, hasBias ? kb.load(2, ElemType::F32, oc) : kb.f32(0.0f));
-    rowStart.assign(size_t(rows), nullptr);
-    epilogueRows.assign(size_t(rows), {});
-    for (int64_t r = 0; r < rows; ++r) {
-      llvm::Value* oh = b.CreateAdd(oh0, kb.index(r));
-      rowStart[size_t(r)] =
-          b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb.index(g.OH)), oh), kb.index(g.OW));
-      if (epilogue.vectorizable()) epilogueRows[size_t(r)] = epilogue.row(rowStart[size_t(r)]);
-    }
+    output.startGroup(g, plane, oh0, rows);
     emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
-    // Epilogues that do not evaluate on vectors run over each finished row (still in L1).
-    if (!epilogue.vectorizable())
-      for (int64_t r = 0; r < rows; ++r) epilogue.applyToRow(rowStart[size_t(r)], g.OW);
+    output.finishGroup(g, rows);
   });
   workgroups = workgroupsFor(windowGroupCount(g, N * OC), windowGroupRows(g) * g.OW * taps);
   return true;

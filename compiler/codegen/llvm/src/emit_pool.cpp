@@ -42,11 +42,8 @@ int64_t tapCountOf(int64_t start, int64_t kernel, int64_t lo, int64_t hi) {
 bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
   const unsigned lanes = kb.target().vectorLanes;
-  const std::vector<int64_t>& xs = d.inputs[0].shape;
   const std::vector<int64_t>& ys = d.output.shape;
-  if (lanes < 4 || xs.size() != 4 || d.inputs[0].type != ElemType::F32) return false;
-  if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
-  if (d.strides[1] != 1 && d.strides[1] != 2) return false;
+  if (!windowRowsApply(d, lanes) || d.inputs[0].type != ElemType::F32) return false;
   llvm::IRBuilder<>& b = kb.b();
   const WindowGeometry g = windowGeometry(d, d.kernelShape[0], d.kernelShape[1]);
   const bool isMax = d.poolKind == PoolKind::Max;
@@ -55,15 +52,13 @@ bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t rowLo = all ? -d.pads[0] : 0, rowHi = all ? g.H + d.pads[2] : g.H;
   const int64_t colLo = all ? -d.pads[1] : 0, colHi = all ? g.W + d.pads[3] : g.W;
   const float padValue = isMax ? -__builtin_inff() : 0.0f;
-  const unsigned out = kb.outputBinding();
   const std::vector<ColumnTile> tiles = planColumnTiles(g, lanes);
   if (!windowTilesFit(g, tiles)) return false;
   const unsigned tileLanes = tiles.front().lanes;
-  FusedEpilogue epilogue(kb);
+  WindowOutput output(kb);
   llvm::Value* padRow = windowNeedsPadRow(g) ? makePadRow(kb, g, padValue) : nullptr;
 
-  std::vector<llvm::Value*> rowStart, rowTaps;  // per output row of the group
-  std::vector<FusedEpilogue::Row> epilogueRows;
+  std::vector<llvm::Value*> rowTaps;  // per output row of the group: rows the average counts
   llvm::Value* initial = b.CreateVectorSplat(tileLanes, kb.f32(padValue));
   WindowOps ops;
   ops.padValue = padValue;
@@ -85,38 +80,23 @@ bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
                                           llvm::ConstantVector::get(counts));
       acc = b.CreateFDiv(acc, divisor);
     }
-    if (epilogue.vectorizable())
-      acc = epilogue.applyVector(acc, epilogueRows[size_t(r)], column, storeMask);
-    llvm::Value* at = kb.elementAddress(out, b.CreateAdd(rowStart[size_t(r)], column));
-    if (storeMask) {
-      b.CreateMaskedStore(acc, at, llvm::Align(4), storeMask);
-    } else {
-      b.CreateAlignedStore(acc, at, llvm::Align(4));
-    }
+    output.store(r, column, acc, storeMask);
   };
 
   const int64_t planes = ys[0] * ys[1];
   forEachWindowGroup(kb, g, planes, [&](llvm::Value* plane, llvm::Value* oh0, int64_t rows) {
     llvm::Value* inPlane = b.CreateMul(plane, kb.index(g.H * g.W));
-    rowStart.assign(size_t(rows), nullptr);
     rowTaps.assign(size_t(rows), nullptr);
-    epilogueRows.assign(size_t(rows), {});
-    for (int64_t r = 0; r < rows; ++r) {
-      llvm::Value* oh = b.CreateAdd(oh0, kb.index(r));
-      rowStart[size_t(r)] =
-          b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb.index(g.OH)), oh), kb.index(g.OW));
-      if (epilogue.vectorizable()) epilogueRows[size_t(r)] = epilogue.row(rowStart[size_t(r)]);
-      if (!isMax) {
-        llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(g.sh)), kb.index(g.padTop));
-        llvm::Value* rowsCounted = tapCount(kb, ihStart, g.KH, 1, rowLo, rowHi);
-        rowsCounted = b.CreateSelect(b.CreateICmpEQ(rowsCounted, kb.index(0)), kb.index(1),
-                                     rowsCounted);  // an all-padding window averages to 0
-        rowTaps[size_t(r)] = b.CreateSIToFP(rowsCounted, b.getFloatTy());
-      }
-    }
+    output.startGroup(g, plane, oh0, rows, [&](int64_t r, llvm::Value* oh) {
+      if (isMax) return;
+      llvm::Value* ihStart = b.CreateSub(b.CreateMul(oh, kb.index(g.sh)), kb.index(g.padTop));
+      llvm::Value* rowsCounted = tapCount(kb, ihStart, g.KH, 1, rowLo, rowHi);
+      rowsCounted = b.CreateSelect(b.CreateICmpEQ(rowsCounted, kb.index(0)), kb.index(1),
+                                   rowsCounted);  // an all-padding window averages to 0
+      rowTaps[size_t(r)] = b.CreateSIToFP(rowsCounted, b.getFloatTy());
+    });
     emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
-    if (!epilogue.vectorizable())
-      for (int64_t r = 0; r < rows; ++r) epilogue.applyToRow(rowStart[size_t(r)], g.OW);
+    output.finishGroup(g, rows);
   });
   workgroups = workgroupsFor(windowGroupCount(g, planes), windowGroupRows(g) * g.OW * g.KH * g.KW);
   return true;

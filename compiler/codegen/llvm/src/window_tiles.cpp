@@ -23,6 +23,12 @@ WindowGeometry windowGeometry(const KernelDesc& d, int64_t KH, int64_t KW) {
   g.padLeft = d.pads[1];
   return g;
 }
+bool windowRowsApply(const KernelDesc& d, unsigned lanes) {
+  if (lanes < 4 || d.inputs[0].shape.size() != 4) return false;
+  if (d.dilations[0] != 1 || d.dilations[1] != 1) return false;
+  return d.strides[1] == 1 || d.strides[1] == 2;
+}
+
 namespace {
 
 // Kernel-column loads of a tile: stride 1 loads V lanes per kernel column; stride 2 loads 2V
@@ -234,6 +240,40 @@ void emitWindowRows(KernelBuilder& kb, const WindowGeometry& g,
       emitTile(b.CreateAdd(kb.index(tile.start), b.CreateMul(repeat, kb.index(tile.lanes))), tile);
     });
   }
+}
+
+void WindowOutput::startGroup(const WindowGeometry& g, llvm::Value* plane, llvm::Value* oh0,
+                              int64_t rows,
+                              const std::function<void(int64_t r, llvm::Value* oh)>& perRow) {
+  llvm::IRBuilder<>& b = kb_.b();
+  rowStart_.assign(size_t(rows), nullptr);
+  epilogueRows_.assign(size_t(rows), {});
+  for (int64_t r = 0; r < rows; ++r) {
+    llvm::Value* oh = b.CreateAdd(oh0, kb_.index(r));
+    rowStart_[size_t(r)] =
+        b.CreateMul(b.CreateAdd(b.CreateMul(plane, kb_.index(g.OH)), oh), kb_.index(g.OW));
+    if (epilogue_.vectorizable()) epilogueRows_[size_t(r)] = epilogue_.row(rowStart_[size_t(r)]);
+    if (perRow) perRow(r, oh);
+  }
+}
+
+void WindowOutput::store(int64_t r, llvm::Value* column, llvm::Value* acc,
+                         llvm::Constant* storeMask) {
+  llvm::IRBuilder<>& b = kb_.b();
+  if (epilogue_.vectorizable())
+    acc = epilogue_.applyVector(acc, epilogueRows_[size_t(r)], column, storeMask);
+  llvm::Value* at =
+      kb_.elementAddress(kb_.outputBinding(), b.CreateAdd(rowStart_[size_t(r)], column));
+  if (storeMask) {
+    b.CreateMaskedStore(acc, at, llvm::Align(4), storeMask);
+  } else {
+    b.CreateAlignedStore(acc, at, llvm::Align(4));
+  }
+}
+
+void WindowOutput::finishGroup(const WindowGeometry& g, int64_t rows) {
+  if (epilogue_.vectorizable()) return;
+  for (int64_t r = 0; r < rows; ++r) epilogue_.applyToRow(rowStart_[size_t(r)], g.OW);
 }
 
 }  // namespace kiln::codegen::detail

@@ -17,6 +17,7 @@
 #include <functional>
 #include <vector>
 
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
@@ -31,6 +32,10 @@ struct WindowGeometry {
 // The geometry of an NCHW window kernel (depthwise conv, 2-D pool) with a KH x KW window:
 // planes from the input and output shapes, strides and begin pads from the descriptor.
 WindowGeometry windowGeometry(const KernelDesc& d, int64_t KH, int64_t KW);
+
+// True if the row engine can run the descriptor's window on vectors of `lanes`: 4 lanes or
+// more, a 2-D (NCHW) input, dilation 1 and width stride 1 or 2.
+bool windowRowsApply(const KernelDesc& d, unsigned lanes);
 
 // One column tile shape of a row: `repeats` tiles of `lanes` columns from `start` on, side by
 // side. A looped tile (repeats counted at run time) is interior: no tap meets padding.
@@ -86,5 +91,30 @@ void forEachWindowGroup(
 
 // Work items forEachWindowGroup splits over workgroups.
 int64_t windowGroupCount(const WindowGeometry& g, int64_t planes);
+
+// The output side of a window kernel over NCHW output planes of OH x OW: the output rows of a
+// group and the store of their finished vectors, the fused epilogue applied before that only
+// store if it evaluates on vectors, else over each finished row.
+class WindowOutput {
+ public:
+  explicit WindowOutput(KernelBuilder& kb) : kb_(kb), epilogue_(kb) {}
+
+  // Starts the group of output rows [oh0, oh0 + rows) of `plane`; perRow(r, oh), if given,
+  // runs after the set-up of row r (the caller's own per-row values).
+  void startGroup(const WindowGeometry& g, llvm::Value* plane, llvm::Value* oh0, int64_t rows,
+                  const std::function<void(int64_t r, llvm::Value* oh)>& perRow = nullptr);
+  // Stores row r's finished vector `acc` at columns [column, column + lanes); storeMask: the
+  // lanes inside the row, or nullptr if all are (WindowOps::finish's arguments).
+  void store(int64_t r, llvm::Value* column, llvm::Value* acc, llvm::Constant* storeMask);
+  // After emitWindowRows: an epilogue that does not evaluate on vectors, over each finished
+  // row of the group (still in L1).
+  void finishGroup(const WindowGeometry& g, int64_t rows);
+
+ private:
+  KernelBuilder& kb_;
+  FusedEpilogue epilogue_;
+  std::vector<llvm::Value*> rowStart_;  // per output row of the group: its first element
+  std::vector<FusedEpilogue::Row> epilogueRows_;
+};
 
 }  // namespace kiln::codegen::detail
