@@ -383,9 +383,11 @@ TEST(MatMulKernels, TilesUseEachTargetsVectors) {
   std::vector<KernelDesc> kernels = {
       productDesc({{}, {}, 1, 100, 64, false, true, 1.0f, 1.0f, {100}, Activation::Relu}),
       productDesc({{}, {}, 13, 45, 64, false, false, 1.0f, 1.0f, {45}, Activation::None}),
-      chainDesc(1, 64, 40, 10, true, true)};
+      chainDesc(1, 64, 40, 10, true, true),
+      productDesc({{}, {}, 13, 45, 800, false, true, 1.0f, 1.0f, {45}, Activation::None})};
   kernels[1].name = "tall";
   kernels[2].name = "mlp";
+  kernels[3].name = "packed";  // in K blocks, its B in the target's column panels
   struct Case {
     const char* target;
     const char* multiplyAdd;
@@ -394,7 +396,10 @@ TEST(MatMulKernels, TilesUseEachTargetsVectors) {
   for (const Case& c : {Case{"x86_64-v4", "vfmadd", "zmm"}, Case{"aarch64", "fmla", ".4s"}}) {
     TargetRequest request;
     request.name = c.target;
-    CodegenResult result = generateKernels(kernels, resolveTarget(request));
+    TargetConfig target = resolveTarget(request);
+    kernels[3].bPanel = matMulPanelTile(kernels[3], vectorUnitOf(target)).nr;
+    ASSERT_GT(kernels[3].bPanel, 0);
+    CodegenResult result = generateKernels(kernels, target);
     std::string path = testing::writeTempFile(result.bytes, ".so");
     std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
     int vectorMultiplyAdds = 0;
