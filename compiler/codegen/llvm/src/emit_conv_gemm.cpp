@@ -92,9 +92,15 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t span = rowAligned ? groupRows * OW : OHW;
   const int64_t fullTiles = span / NR, tailWidth = span % NR;
   const int64_t spanTiles = fullTiles + (tailWidth > 0);
-  const int64_t pixelGroups =
-      rowAligned ? OH / groupRows : (spanTiles + kGroupTiles - 1) / kGroupTiles;
+  // Packed flattened tiles split into up to kMinItems / 2 pixel groups before the output
+  // channels are split in more than two: every OC group packs its pixel group's B panels
+  // again (ResNet-18 layer3.0 conv1, 14x14: 4 OC groups x 2 pixel groups packed each panel
+  // four times; 2 x 4 twice).
+  int64_t pixelGroups = rowAligned ? OH / groupRows : (spanTiles + kGroupTiles - 1) / kGroupTiles;
+  if (!rowAligned && !direct)
+    pixelGroups = std::min(spanTiles, std::max(pixelGroups, (kMinItems / 2 + N - 1) / N));
   const int64_t groupTiles = rowAligned ? spanTiles : (spanTiles + pixelGroups - 1) / pixelGroups;
+  if (!rowAligned) pixelGroups = (spanTiles + groupTiles - 1) / groupTiles;
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
   int64_t ocGroups =
       std::clamp<int64_t>((kMinItems + N * pixelGroups - 1) / (N * pixelGroups), 1, panels);
