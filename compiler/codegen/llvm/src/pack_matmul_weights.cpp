@@ -53,7 +53,8 @@ MatMulPanelTile matMulPanelTile(const KernelDesc& d, VectorUnit unit) {
   if (rows < 1) return {};
   // A batch-1 torch Linear (weights [N][K]) keeps the dot tiles on the model's layout: they
   // stream 8 weight rows at once, which DRAM serves faster than one panel's single stream
-  // (MobileNetV2's cold 1280 -> 1000 classifier: 233 vs 265 us), and in cache they are as fast.
+  // (MobileNetV2's 1280 -> 1000 classifier: 229-236 vs 304-317 us by min), and in cache they
+  // are as fast.
   if (rows == 1 && d.transB) return {};
   // Batch-1 and two-row products: 4 vectors of columns (a long contiguous stream per k step);
   // taller ones 2 vectors and as many rows as the registers hold beside them and a broadcast
