@@ -3,7 +3,7 @@
 // kiln_context_call, so the time is almost all runtime: decoding DISPATCH commands, resolving
 // bindings, handing stages to the executor, barriers. Two shapes:
 //   chain: N stages of one dispatch each (a barrier after every dispatch, like a plain CNN);
-//   wide:  one stage of N independent dispatches (each writes its own 64-byte arena slot).
+//   wide:  one stage of N independent dispatches (each writes its own arena slot).
 // Each dispatch has 1 workgroup, or 2 (then on a 2-thread pool the worker takes part in every
 // dispatch: the cost of splitting a dispatch that has almost no work). Executors: inline (the
 // calling thread) and the thread pool with 1 and 2 threads. The counter ns_per_dispatch is
@@ -26,15 +26,20 @@ namespace {
 
 using kiln::testing::AlignedBuffer;
 
-// Each workgroup stores one float of the 64-byte binding (at most 16 workgroups).
+// A binding has a 64-byte line per workgroup (at most kMaxWorkgroups), so that workgroups on
+// different threads do not write one cache line (that would time false sharing, not the pool).
+constexpr uint64_t kMaxWorkgroups = 4;
+constexpr uint64_t kSlot = 64 * kMaxWorkgroups;
+
+// Each workgroup stores one float to its own line.
 void storeOne(void* const* bindings, uint32_t workgroup, uint32_t) {
-  static_cast<float*>(bindings[0])[workgroup] = 1.0f;
+  static_cast<float*>(bindings[0])[workgroup * 16] = 1.0f;
 }
 // About 20 us of dependent multiply-adds on this machine (no memory traffic), then a store.
 void compute(void* const* bindings, uint32_t workgroup, uint32_t) {
-  float x = static_cast<float*>(bindings[0])[workgroup];
+  float x = static_cast<float*>(bindings[0])[workgroup * 16];
   for (int i = 0; i < 20000; ++i) x = x * 0.999f + 0.001f;
-  static_cast<float*>(bindings[0])[workgroup] = x;
+  static_cast<float*>(bindings[0])[workgroup * 16] = x;
 }
 const kiln_kernel_fn kKernels[] = {storeOne, compute};
 const kiln_kernel_library kLibrary = {KILN_KERNEL_ABI_VERSION, 2, kKernels, "kiln_bench_nop"};
@@ -44,17 +49,17 @@ enum Shape { kChain, kWide, kWork };
 std::vector<uint8_t> makeArtifact(uint32_t n, Shape shape, uint32_t workgroups) {
   bool wide = shape == kWide;
   kiln::testing::ArtifactSpec spec;
-  spec.arenaSize = wide ? uint64_t{n} * 64 : 64;
+  spec.arenaSize = wide ? uint64_t{n} * kSlot : kSlot;
   spec.stackBound = 64;
   spec.staticLibrary = "kiln_bench_nop";
-  spec.kernels = {{{64, KILN_ACCESS_WRITE}}, {{64, KILN_ACCESS_WRITE}}};
+  spec.kernels = {{{kSlot, KILN_ACCESS_WRITE}}, {{kSlot, KILN_ACCESS_WRITE}}};
   kiln::testing::FunctionSpec f;
   f.name = "main";
   f.inputs = {{"x", KILN_DTYPE_F32, {16}}};
   f.outputs = {{"y", KILN_DTYPE_F32, {16}}};
   for (uint32_t i = 0; i < n; ++i) {
     f.commands.dispatch(shape == kWork ? 1 : 0, workgroups,
-                        {{KILN_SPACE_ARENA, wide ? uint64_t{i} * 64 : 0}});
+                        {{KILN_SPACE_ARENA, wide ? uint64_t{i} * kSlot : 0}});
     if (!wide) f.commands.barrier();
   }
   if (wide) f.commands.barrier();
