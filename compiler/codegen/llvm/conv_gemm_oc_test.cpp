@@ -132,6 +132,12 @@ TEST(ConvGemmOc, Im2col) {
   check({1, 4, 8, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // 7-wide rows, 56 pixels
 }
 
+TEST(ConvGemmOc, Im2colKBlocks) {
+  // 61 channels x 9 taps: blocks of 21, 21 and 19 channels (<= 256 rows each).
+  check({1, 61, 13, 13, 24, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});
+  check({2, 35, 8, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true});
+}
+
 TEST(ConvGemmOc, Activations) {
   check({1, 32, 7, 7, 48, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Clip});
   check({1, 16, 6, 6, 20, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
@@ -161,10 +167,10 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   EXPECT_FALSE(ocVectorWins(describe({1, 512, 13, 13, 1000, 1, 1}), avx2));
   EXPECT_TRUE(ocVectorWins(describe({1, 128, 28, 28, 256, 1, 1, {2, 2}}), avx2));
   EXPECT_EQ(chooseConvWeights(describe({1, 96, 14, 14, 576, 1, 1}), avx2), ConvWeights::GemmPanels);
-  // A 3x3 whose im2col would not fit the stack buffer keeps the pixel-vectorised kernel.
-  EXPECT_FALSE(
-      ocVectorTile(describe({1, 256, 14, 14, 512, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2)
-          .applies());
+  // ResNet-18's layer4.0 conv1 (3x3 stride 2 into 7x7): its im2col in K blocks.
+  EXPECT_TRUE(
+      ocVectorWins(describe({1, 256, 14, 14, 512, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2));
+  EXPECT_FALSE(ocVectorTile(describe({1, 8, 3, 40, 16, 3, 3}), avx2).applies());  // 38-wide rows
   EXPECT_FALSE(ocVectorTile(small, {0, 0}).applies());  // microcontrollers
 }
 

@@ -19,10 +19,8 @@ constexpr int64_t kSmallMap = 64;
 constexpr int64_t kMaxPixels = 256;
 constexpr int64_t kMinLongK = 256;
 constexpr int64_t kMaxChannelsLongK = 512;
-// The im2col of a convolution that cannot read its input in place (a K x pixels panel on the
-// kernel's stack) must fit this many floats, and its rows (packed with each output row's
-// columns unrolled) be at most this wide.
-constexpr int64_t kMaxIm2colFloats = 49152;  // 192 KB
+// The im2col of a convolution that cannot read its input in place is packed with each output
+// row's columns unrolled: rows at most this wide.
 constexpr int64_t kMaxIm2colColumns = 32;
 
 int64_t roundUp(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
@@ -43,8 +41,7 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
   tile.ocVectors = unit.lanes == 4 && unit.registers >= 32 ? 4 : 2;
   if (pixels > kMaxPixels || oc < tile.oc()) return {};
   const bool inPlace = ws[2] == 1 && ws[3] == 1 && d.pads == std::array<int64_t, 4>{0, 0, 0, 0};
-  if (!inPlace && (k * roundUp(pixels, unit.lanes) > kMaxIm2colFloats || ys[3] > kMaxIm2colColumns))
-    return {};
+  if (!inPlace && ys[3] > kMaxIm2colColumns) return {};
   // Accumulators get every register but the weight vectors and one broadcast; of the tile
   // heights that keep enough independent accumulators (>= 8) the one that covers the map with
   // the fewest pixel computations (the last tile is shifted back to end on the map's end).

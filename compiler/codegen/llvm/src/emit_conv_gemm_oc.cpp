@@ -7,13 +7,13 @@
 //    panel [K][OC % NR]; packConvWeightPanels), a k step's NR weights consecutive.
 //  - Pixel tiles of MR along the flattened map; the last one is shifted back to end on the
 //    map's end (it recomputes a few pixels instead of running a narrow tile).
-//  - Pixels (the broadcast operand): a 1x1 convolution without padding packs, per K block
-//    (<= kMaxBlockK channels, so a panel's weights block stays in L1 across the tiles), each
-//    tile's MR input values per channel contiguously ([tiles][block][MR]: one sequential
-//    stream per tile instead of a cache line per channel); partial sums of the item's tiles
-//    stay in a stack buffer between K blocks. Any other convolution packs the image's im2col
-//    once per item (K rows of the map's pixels, zeros in the padding; rows of stride-1
-//    convolutions as masked vector loads) and reads it in place.
+//  - Pixels (the broadcast operand), packed per K block (whole channels, <= kMaxBlockK rows so
+//    a panel's weights block stays in L1 across the tiles): a 1x1 convolution without padding
+//    packs each tile's MR input values per channel contiguously ([tiles][block][MR]: one
+//    sequential stream per tile instead of a cache line per channel); any other packs the
+//    block's im2col rows (the map's pixels per (channel, tap), zeros in the padding; rows of
+//    stride-1 convolutions as masked vector loads). Partial sums of the item's tiles stay in a
+//    stack buffer between K blocks.
 //  - Each finished tile gets the bias (a vector of channels) and the activation on its
 //    accumulators, is transposed in registers into vectors of consecutive pixels and stored
 //    into a stack buffer of the panel's channel rows; when a panel's pixels are all done, its
@@ -98,13 +98,15 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   // im2col: floats between its rows. Stride-1 rows are packed in whole vectors per output
   // row, the last one reaching P - OW + roundUp(OW, L).
   const int64_t aRow = roundUp(std::max(P, P - OW + roundUp(OW, L)), L);
-  // K blocks (in place only; the im2col is one block): whole channels, at most kMaxBlockK and
-  // every tile's pixels within kPackFloats, of nearly equal size.
-  const int64_t maxBlock =
-      inPlace ? std::max<int64_t>(1, std::min(kMaxBlockK, kPackFloats / (tiles * MR))) : K;
-  const int64_t blocks = (K + maxBlock - 1) / maxBlock;
-  const int64_t blockK = (K + blocks - 1) / blocks;
-  const int64_t fullBlocks = K / blockK, lastK = K % blockK;
+  // K blocks of whole channels, of nearly equal size: at most kMaxBlockK rows (the weights
+  // block of a panel stays in L1 across the tiles) and the block's packed pixels (every tile's
+  // MR values per channel in place, the im2col rows otherwise) within kPackFloats.
+  const int64_t channelFloats = inPlace ? tiles * MR : taps * aRow;
+  const int64_t maxChannels =
+      std::max<int64_t>(1, std::min(kMaxBlockK / taps, kPackFloats / channelFloats));
+  const int64_t blocks = (C + maxChannels - 1) / maxChannels;
+  const int64_t blockC = (C + blocks - 1) / blocks, blockK = blockC * taps;
+  const int64_t fullBlocks = C / blockC, lastK = C % blockC * taps;
   const int64_t fullPanels = OC / NR, remOc = OC % NR, panels = fullPanels + (remOc > 0);
   const int64_t partialPerPanel = blocks > 1 ? tiles * MR * NR : 0;
   int64_t ocGroups = std::clamp<int64_t>((kMinItems + N - 1) / N, 1, panels);
@@ -157,7 +159,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   llvm::Value* rowsBuffer = stackArray(NR * cRow, "channel_rows");
   // In place: [tiles][blockK][MR] (+ one vector of slack: packing stores whole vectors).
   llvm::Value* pixels =
-      inPlace ? stackArray(tiles * blockK * MR + L, "pixel_tiles") : stackArray(K * aRow, "im2col");
+      inPlace ? stackArray(tiles * blockK * MR + L, "pixel_tiles") : stackArray(blockK * aRow, "im2col");
   llvm::Value* partial =
       blocks > 1 ? stackArray(panelsPerGroup * partialPerPanel, "partial_sums") : nullptr;
   auto at = [&](llvm::Value* base, llvm::Value* index) {
@@ -177,15 +179,16 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * P));
 
-    if (!inPlace) {
-      // im2col: row (c, kh, kw) holds, per output pixel, its tap's input (0 in the padding).
-      // Per output row: with stride 1 the inside columns are one masked vector load per L
-      // columns (which lanes are inside is known per kw at compile time); else per column.
-      // Rows outside the image are read clamped and zeroed by a select.
+    // im2col of channels [c0, c0 + count): row (c - c0, kh, kw) holds, per output pixel, its
+    // tap's input (0 in the padding). Per output row: with stride 1 the inside columns are one
+    // masked vector load per L columns (which lanes are inside is known per kw at compile
+    // time); else per column. Rows outside the image are read clamped and zeroed by a select.
+    auto packIm2col = [&](llvm::Value* c0, int64_t count) {
       kb.forRange(
-          kb.index(0), kb.index(C),
+          kb.index(0), kb.index(count),
           [&](llvm::Value* c) {
-            llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(c, kb.index(HW)));
+            llvm::Value* channel =
+                b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, c), kb.index(HW)));
             kb.forRange(
                 kb.index(0), kb.index(OH),
                 [&](llvm::Value* oh) {
@@ -243,7 +246,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                 /*unroll=*/false);
           },
           /*unroll=*/false);
-    }
+    };
 
     // In place: packs channels [k0, k0 + count) of every tile, tile t's MR values per channel
     // consecutive at (t * blockK + k) * MR.
@@ -332,8 +335,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
               };
             } else {
               loadA = [&, p0](llvm::Value* k, int64_t m) -> llvm::Value* {
-                llvm::Value* index = b.CreateAdd(b.CreateMul(b.CreateAdd(k0, k), kb.index(aRow)),
-                                                 b.CreateAdd(p0, kb.index(m)));
+                llvm::Value* index =
+                    b.CreateAdd(b.CreateMul(k, kb.index(aRow)), b.CreateAdd(p0, kb.index(m)));
                 return b.CreateLoad(floatTy, at(pixels, index));
               };
             }
@@ -399,7 +402,11 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     };
     // One K block over every panel of the item.
     auto block = [&](llvm::Value* k0, int64_t count, llvm::Value* first, llvm::Value* last) {
-      if (inPlace) packTiles(k0, count);
+      if (inPlace) {
+        packTiles(k0, count);
+      } else {
+        packIm2col(b.CreateUDiv(k0, kb.index(taps)), count / taps);
+      }
       kb.forRange(
           panelLo, fullHi,
           [&](llvm::Value* panel) { panelProduct(panel, NR, k0, count, first, last); },

@@ -69,8 +69,8 @@ struct OcVectorTile {
   int64_t oc() const { return ocVectors * lanes; }
 };
 // The tile for a Conv kernel description on `unit`, or pixels = 0 where the variant cannot
-// take it (maps over 256 pixels, fewer output channels than a tile, convolutions whose im2col
-// would not fit the kernel's stack buffer, and whatever the pixel-vectorised kernel refuses).
+// take it (maps over 256 pixels, fewer output channels than a tile, im2col rows over 32
+// pixels, and whatever the pixel-vectorised kernel refuses).
 OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
 // Whether the variant takes the convolution and measurably beats the pixel-vectorised kernel
 // on it (chooseConvWeights asks this).
