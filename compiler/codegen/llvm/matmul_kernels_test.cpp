@@ -274,6 +274,8 @@ TEST(MatMulKernels, PackedInKBlocks) {
   checkPacked({{}, {}, 7, 19, 768, false, true, 1.0f, 1.0f, {19}, Activation::None});
   checkPacked({{}, {}, 9, 40, 1001, true, false, 1.0f, 1.0f, {9, 1}, Activation::Sigmoid});
   checkPacked({{2}, {}, 5, 17, 777, false, true, 1.0f, 1.0f, {2, 1, 17}, Activation::None});
+  // One panel, 23 row tiles: groups of 2 row tiles per work item (a 1-tile last group).
+  checkPacked({{}, {}, 135, 16, 770, false, false, 1.0f, 1.0f, {16}, Activation::None});
 }
 
 TEST(MatMulKernels, PackedFourLaneVectors) {

@@ -137,15 +137,22 @@ uint32_t emitMatMul(KernelBuilder& kb) {
       }
     };
     if (kBlocked(*plan, d, p.M, K)) {
-      // K in blocks of kKBlock: a work item is one column panel (of one batch) over all row
-      // tiles; per K block every row tile runs over the block's panel rows, which stay in L1,
-      // its partial sums going through the output (the first block starts from zero, the
-      // last applies the scale, bias and epilogue).
-      const int64_t items = tileBatches * nTiles;
+      // K in blocks of kKBlock: a work item is one column panel (of one batch) over a group
+      // of row tiles (all of them, unless there are too few panels to share among threads);
+      // per K block every row tile of the group runs over the block's panel rows, which stay
+      // in L1, its partial sums going through the output (the first block starts from zero,
+      // the last applies the scale, bias and epilogue).
+      const int64_t panels = tileBatches * nTiles;
+      const int64_t perGroup = tileCount(mTiles, std::min(mTiles, tileCount(16, panels)));
+      const int64_t groups = tileCount(mTiles, perGroup), items = panels * groups;
       const int64_t blocks = tileCount(K, kKBlock), lastCount = K - (blocks - 1) * kKBlock;
       kb.forWorkgroupShare(items, [&](llvm::Value* item) {
-        llvm::Value* nTile = b.CreateURem(item, kb.index(nTiles));
-        llvm::Value* batch = b.CreateUDiv(item, kb.index(nTiles));
+        llvm::Value* group = b.CreateURem(item, kb.index(groups));
+        llvm::Value* panel = b.CreateUDiv(item, kb.index(groups));
+        llvm::Value* nTile = b.CreateURem(panel, kb.index(nTiles));
+        llvm::Value* batch = b.CreateUDiv(panel, kb.index(nTiles));
+        llvm::Value* mBegin = b.CreateMul(group, kb.index(perGroup));
+        llvm::Value* mEnd = kb.minValue(b.CreateAdd(mBegin, kb.index(perGroup)), kb.index(mTiles));
         std::vector<llvm::Value*> batchCoords =
             p.batchShape.empty() ? std::vector<llvm::Value*>{} : kb.decompose(batch, p.batchShape);
         MatOperand a{kb.bindingPointer(0), kb.linearize(batchCoords, p.aBatch), aM, aK};
@@ -153,7 +160,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
         llvm::Value* outPtr = kb.bindingPointer(out);
         // One K block over every row tile: `first` starts from zero, `last` finishes.
         auto block = [&](llvm::Value* kStart, int64_t count, bool first, bool last) {
-          kb.forRange(kb.index(0), kb.index(mTiles), [&](llvm::Value* mTile) {
+          kb.forRange(mBegin, mEnd, [&](llvm::Value* mTile) {
             forTileSizes(kb, *plan, p.M, N, mTile, nTile,
                          [&](llvm::Value* m0, llvm::Value* n0, int64_t tileRows, int64_t tileCols) {
               auto at = [&](int64_t i, int64_t v) {
@@ -189,7 +196,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
         }
         block(kb.index((blocks - 1) * kKBlock), lastCount, false, true);
       });
-      return workgroupsFor(items, p.M * plan->nr * K);
+      return workgroupsFor(items, perGroup * plan->mr * plan->nr * K);
     }
     kb.forWorkgroupShare(items, [&](llvm::Value* item) {
       llvm::Value* mTile = b.CreateURem(item, kb.index(mTiles));
