@@ -4,16 +4,17 @@
 //  - Contiguous: consecutive lanes are consecutive inputs (row tiles with width stride 1, or
 //    any tile when stride 1 keeps the width so the input offset is pixel + constant): one
 //    masked vector load per vector;
-//  - Strided: row tiles with width stride 2-4: one masked load of stride x lanes, then a
-//    shuffle keeps every stride-th lane;
-//  - Segments: flattened tiles over rows narrower than a tile (OW < NR) with stride 1-4:
-//    the lanes of one vector lie on a few output rows (segments); each segment reads one
-//    strided run of one input row, so a vector is a few masked (wide) loads with the
-//    segment's lanes on, OR-ed together, then the stride shuffle. No gathers: LLVM
-//    scalarises those on AVX2 (per lane a test, a load and an insert);
+//  - Strided: row tiles with width stride 2-4: one load of stride x lanes (as `stride`
+//    registers), then a shuffle keeps every stride-th lane;
+//  - Segments: tiles that cross output rows (flattened over rows narrower than a tile, or
+//    tiles over a group of rows) with stride 1-4: the lanes of one vector lie on a few output
+//    rows (segments); each segment reads one strided run of one input row, so a vector is a
+//    few masked loads with the segment's lanes on, OR-ed together, then the stride shuffle.
+//    No gathers: LLVM scalarises those on AVX2 (per lane a test, a load and an insert);
 //  - Gather: anything else (stride > 4, or rows so short a vector spans many of them).
-// The per-lane masks (tile width, padding, segment) are computed once per tap, outside the
-// loop over channels.
+// The masks (tile width, padding, segment) are computed per register of the load in its own
+// lanes, once per tap outside the loop over channels (the row test once per kernel row);
+// a row tile's tap whose loads lie inside the input row uses plain loads.
 #pragma once
 
 #include <llvm/IR/Value.h>
