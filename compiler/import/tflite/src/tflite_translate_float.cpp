@@ -157,6 +157,24 @@ std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH
   return {top, left, bottom, right};
 }
 
+std::vector<int64_t> transposeConvPads(Translation& t, const fb::TransposeConvOptions& o,
+                                       const ir::TensorType& x, const ir::TensorType& w,
+                                       const ir::TensorType& out) {
+  auto crop = [&](int64_t in, int64_t outSize, int64_t k,
+                  int64_t s) -> std::pair<int64_t, int64_t> {
+    int64_t full = (in - 1) * s + k;
+    int64_t before =
+        o.padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
+    return {before, full - outSize - before};
+  };
+  if (o.stride_h() <= 0 || o.stride_w() <= 0) t.fail("strides must be positive");
+  auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o.stride_h());
+  auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o.stride_w());
+  if (bottom < 0 || right < 0)
+    t.fail("the output shape is larger than the transposed convolution's result");
+  return {top, left, bottom, right};
+}
+
 void translateConv2D(Translation& t, const OpView& v) {
   if (isQuantizedType(t.tensorType(v.input(0)))) return translateQuantizedConv(t, v, false);
   requireFloat(t, v.input(0), "input");
@@ -353,22 +371,10 @@ void translateTransposeConv(Translation& t, const OpView& v) {
   ir::TensorType x = t.tensorType(xi), w = t.tensorType(wi), out = t.tensorType(v.outputs[0]);
   if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4)
     t.fail("input, filter and output must be rank 4");
-  auto crop = [&](int64_t in, int64_t outSize, int64_t k,
-                  int64_t s) -> std::pair<int64_t, int64_t> {
-    int64_t full = (in - 1) * s + k;
-    int64_t before =
-        o->padding() == fb::Padding::SAME ? std::max<int64_t>(full - outSize, 0) / 2 : 0;
-    return {before, full - outSize - before};
-  };
-  if (o->stride_h() <= 0 || o->stride_w() <= 0) t.fail("strides must be positive");
-  auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
-  auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
-  if (bottom < 0 || right < 0)
-    t.fail("the output shape is larger than the transposed convolution's result");
   ir::AttributeMap attrs;
   attrs.set("kernel_shape", std::vector<int64_t>{w.shape[1], w.shape[2]});
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", std::vector<int64_t>{top, left, bottom, right});
+  attrs.set("pads", transposeConvPads(t, *o, x, w, out));
   ir::Value* filter = t.permutedConstant(wi, {3, 0, 1, 2});  // OHWI -> IOHW
   ir::Value* y = withActivation(t, v, OpKind::ConvTranspose,
                                 withOptional({t.nchw(xi), filter}, optionalBias(t, v, 3)), attrs);

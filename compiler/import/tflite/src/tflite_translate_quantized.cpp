@@ -228,24 +228,9 @@ void translateQuantizedTransposeConv(Translation& t, const OpView& v) {
   ir::TensorType x = t.tensorType(xi), w = t.tensorType(wi), out = quantizedOutput(t, v);
   if (x.rank() != 4 || w.rank() != 4 || out.rank() != 4)
     t.fail("input, filter and output must be rank 4");
-  // TFLite computes the padding with input and output swapped: the full (H-1)*s+KH result
-  // is cropped by `before` at the start; the rest of the surplus at the end.
-  auto crop = [&](int64_t in, int64_t outSize, int64_t k,
-                  int64_t s) -> std::pair<int64_t, int64_t> {
-    int64_t full = (in - 1) * s + k;
-    int64_t before = 0;
-    if (o->padding() == fb::Padding::SAME)
-      before = std::max<int64_t>((in - 1) * s + k - outSize, 0) / 2;
-    return {before, full - outSize - before};
-  };
-  if (o->stride_h() <= 0 || o->stride_w() <= 0) t.fail("strides must be positive");
-  auto [top, bottom] = crop(x.shape[1], out.shape[1], w.shape[1], o->stride_h());
-  auto [left, right] = crop(x.shape[2], out.shape[2], w.shape[2], o->stride_w());
-  if (bottom < 0 || right < 0)
-    t.fail("the output shape is larger than the transposed convolution's result");
   ir::AttributeMap attrs;
   attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", std::vector<int64_t>{top, left, bottom, right});
+  attrs.set("pads", transposeConvPads(t, *o, x, w, out));
   setActivationRange(t, v, attrs);
   std::vector<ir::Value*> operands = {t.nhwc(xi), t.nhwc(wi)};
   if (v.input(3) >= 0) operands.push_back(t.nhwc(v.input(3)));

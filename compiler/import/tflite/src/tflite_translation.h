@@ -154,6 +154,13 @@ fb::ActivationFunctionType fusedActivation(const OpView& view);
 std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH, int64_t inW,
                                 int64_t kH, int64_t kW, int64_t strideH, int64_t strideW,
                                 int64_t dilationH, int64_t dilationW);
+// Explicit [top, left, bottom, right] pads of a TRANSPOSE_CONV from input x, weights w [OC, KH,
+// KW, IC] and output (NHWC): TFLite computes the padding with input and output swapped, so the
+// full (H-1)*s+KH result is cropped by `before` at the start and the rest of the surplus at
+// the end. Fails on non-positive strides or an output larger than the full result.
+std::vector<int64_t> transposeConvPads(Translation& t, const fb::TransposeConvOptions& o,
+                                       const ir::TensorType& x, const ir::TensorType& w,
+                                       const ir::TensorType& out);
 // TFLite's activation range on the quantized output: clamp bounds as [min, max].
 std::pair<int64_t, int64_t> quantizedActivationRange(Translation& t, fb::ActivationFunctionType act,
                                                      int32_t outputTensor);
