@@ -4,7 +4,9 @@
 // panels the packer put a constant B in (KernelDesc::bPanel) or in place. A work item is one tile
 // (batch, column block, row block; the row blocks innermost, so consecutive items reuse one
 // block of B); scale, bias and the fused epilogue are applied to the accumulators before their
-// only store. Products neither tile form covers (Gemm with transA and transB) and targets
+// only store. Packed products with a long K run in K blocks instead (a work item: one column
+// panel over a group of row tiles, partial sums through the output; see kBlocked).
+// Products neither tile form covers (Gemm with transA and transB, B unpacked) and targets
 // without vectors (microcontrollers: code size) keep the plain form: each workgroup item is
 // one output row, accumulated in place as row += A[m, k] * B[k, :].
 #include <algorithm>
