@@ -184,13 +184,13 @@ TEST(ConvWinograd, MapsAndPads) {
 
 TEST(ConvWinograd, ChannelBlocks) {
   // Several channel blocks (partial products in the M buffer), the last one shorter.
-  KernelDesc d = describe({1, 601, 7, 7, 17});
+  KernelDesc d = describe({1, 797, 7, 7, 17});
   WinogradPlan plan = winogradPlan(d, hostUnit());
   ASSERT_TRUE(plan.applies());
   WinogradBlocks blocks = winogradBlocks(d, plan.tile, 2);
   EXPECT_GT(blocks.channelBlocks, 1);
-  EXPECT_NE(601 % blocks.blockC, 0);
-  checkBoth({1, 601, 7, 7, 17});
+  EXPECT_NE(797 % blocks.blockC, 0);
+  checkBoth({1, 797, 7, 7, 17});
   checkBoth({1, 300, 14, 14, 22});
   checkBoth({1, 256, 7, 7, 40, {1, 1, 1, 1}, true, Activation::Relu});
 }

@@ -62,8 +62,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   const int64_t fullCBlocks = C / blockC, lastC = C % blockC;
   // V's positions one cache line more than a block apart: the input transform stores to
   // every position at once, and strides of a multiple of 4 KB would put all of them in the
-  // same L1 set.
-  const int64_t vPosition = blockC * slotsBuf + 16;
+  // same L1 set. A channel's last tile row may write up to L - 1 slots past the channel's
+  // row; the next channel's transform overwrites them, the last channel's land in this gap.
+  const int64_t vPosition = blockC * slotsBuf + std::max<int64_t>(16, L);
   const bool oneCBlock = fullCBlocks == 1 && lastC == 0;
   // Output-channel panels in groups: enough work items, and with several channel blocks an M
   // buffer (every panel of the group) within kMFloats.
@@ -83,7 +84,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       kb.local(llvm::ArrayType::get(floatTy, uint64_t(P * vPosition)), "winograd.v"));
   vBuf->setAlignment(llvm::Align(64));
   auto* mBuf = llvm::cast<llvm::AllocaInst>(kb.local(
-      llvm::ArrayType::get(floatTy, uint64_t(mPanels * P * MR * slotsBuf)), "winograd.m"));
+      llvm::ArrayType::get(floatTy, uint64_t(mPanels * P * MR * slotsBuf + L)), "winograd.m"));
   mBuf->setAlignment(llvm::Align(64));
   Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
   FusedEpilogue epilogue(kb);

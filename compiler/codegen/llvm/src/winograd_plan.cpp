@@ -28,10 +28,9 @@ WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int
   k.tileRows = ceilDiv(OH, m);
   k.tileCols = ceilDiv(OW, m);
   k.rowVectors = ceilDiv(k.tileCols, L);
-  // Slots of a block of r tile rows: the last row's vectors may reach past r * tileCols.
-  auto slotsFor = [&](int64_t r) {
-    return ceilDiv(std::max((r - 1) * k.tileCols + k.rowVectors * L, r * k.tileCols), L) * L;
-  };
+  // Slots of a block of r tile rows, whole vectors. (The last row's last vector may reach
+  // up to L - 1 slots further: the kernel's buffers leave room for that.)
+  auto slotsFor = [&](int64_t r) { return ceilDiv(r * k.tileCols, L) * L; };
   // kTargetSlots tiles, fewer while the transformed inputs of every channel would not fit
   // kVFloats, but a GEMM tile's worth at least.
   k.blockRows = std::min(k.tileRows, ceilDiv(kTargetSlots, k.tileCols));

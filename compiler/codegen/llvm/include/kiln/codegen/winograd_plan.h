@@ -41,7 +41,7 @@ WinogradPlan winogradPlan(const KernelDesc& desc, VectorUnit unit);
 
 // How the kernel blocks a convolution with output tile m: the output map in tileRows x
 // tileCols tiles; blocks of blockRows tile rows (tile (r, c) of a block in slot
-// r * tileCols + c; the buffers hold `slots` per position, a multiple of the vector lanes);
+// r * tileCols + c; the products are `slots` wide, the tiles rounded up to whole vectors);
 // the input channels in blocks of blockC (the transformed block, positions x blockC x slots
 // floats, stays within the kernel's stack budget).
 struct WinogradBlocks {
