@@ -16,6 +16,7 @@
 // scheduleDispatches; planMemory then sees the fused dispatch's real reads and writes only.
 #include <algorithm>
 
+#include "dispatch_fusion.h"
 #include "kiln/passes/passes.h"
 #include "kiln/support/diagnostics.h"
 
@@ -23,8 +24,6 @@ namespace kiln::passes {
 namespace {
 
 using ir::OpKind;
-
-constexpr size_t kMaxBindings = 32;  // KILN_MAX_BINDINGS
 
 bool allF32(const ir::Op& op) {
   for (size_t i = 0; i < op.numOperands(); ++i) {
@@ -106,13 +105,7 @@ int singleWrite(const ir::Dispatch& d) {
 
 void fuseElementwise(ir::DispatchGraph& dg) {
   const ir::Graph& graph = *dg.graph;
-  // The live dispatch that writes each value (dispatch index), and whether a dispatch has been
-  // fused into another.
-  std::unordered_map<const ir::Value*, size_t> writer;
-  for (size_t i = 0; i < dg.dispatches.size(); ++i)
-    for (const ir::Binding& b : dg.dispatches[i].bindings)
-      if (b.access & ir::kWrite) writer[b.value] = i;
-  std::vector<bool> dead(dg.dispatches.size(), false);
+  DispatchFusion fusion(dg);
   auto isOutput = [&](const ir::Value* v) {
     for (const ir::GraphOutput& out : graph.outputs())
       if (out.value == v) return true;
@@ -129,11 +122,11 @@ void fuseElementwise(ir::DispatchGraph& dg) {
     for (size_t i = 0; i < op.numOperands(); ++i) {
       const ir::Value* v = op.operand(i);
       if (!v || op.info().isStaticOperand(i)) continue;
-      auto it = writer.find(v);
-      if (it == writer.end() || dead[it->second]) continue;
-      if (chainOperand < 0 || it->second > producerIndex) {
+      std::optional<size_t> w = fusion.liveWriter(v);
+      if (!w) continue;
+      if (chainOperand < 0 || *w > producerIndex) {
         chainOperand = int(i);
-        producerIndex = it->second;
+        producerIndex = *w;
       }
     }
     if (chainOperand < 0) continue;
@@ -146,35 +139,12 @@ void fuseElementwise(ir::DispatchGraph& dg) {
     if (op.result()->shape() != chain->shape()) continue;
 
     // The consumer's other operands become extra read bindings (its bindings minus the chain).
-    std::vector<ir::Binding> extra;
-    for (const ir::Binding& b : consumer.bindings) {
-      if (!(b.access & ir::kRead) || b.operandIndex == chainOperand) continue;
-      ir::Binding e = b;
-      e.operandIndex = -1;
-      e.fusedOp = int(producer.fused.size());
-      extra.push_back(e);
-    }
-    if (producer.bindings.size() + extra.size() > kMaxBindings) continue;
-
-    ir::Binding result = producer.bindings[size_t(write)];
-    result.value = op.result();
-    producer.bindings.erase(producer.bindings.begin() + write);
-    producer.bindings.insert(producer.bindings.end(), extra.begin(), extra.end());
-    producer.bindings.push_back(result);
-    producer.fused.push_back(&op);
-    writer.erase(chain);
-    writer[op.result()] = producerIndex;
-    dead[c] = true;
+    std::vector<ir::Binding> extra =
+        DispatchFusion::extraBindings(consumer, chainOperand, producer);
+    if (!DispatchFusion::fits(producer, extra)) continue;
+    fusion.fuse(c, producerIndex, size_t(write), extra);
   }
-
-  // Drop the fused-away dispatches and renumber (order kept: still topological).
-  std::vector<ir::Dispatch> kept;
-  for (size_t i = 0; i < dg.dispatches.size(); ++i) {
-    if (dead[i]) continue;
-    kept.push_back(std::move(dg.dispatches[i]));
-    kept.back().id = uint32_t(kept.size() - 1);
-  }
-  dg.dispatches = std::move(kept);
+  fusion.dropFused();
 }
 
 }  // namespace kiln::passes

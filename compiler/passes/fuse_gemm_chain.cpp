@@ -12,6 +12,7 @@
 // The consumer's B (and bias) become extra bindings (fusedOp = its index in fused); the
 // consumer's rows are the producer's rows, so the workgroup split is unchanged. Runs after
 // fuseElementwise.
+#include "dispatch_fusion.h"
 #include "kiln/passes/passes.h"
 #include "kiln/support/diagnostics.h"
 
@@ -44,11 +45,7 @@ bool allElementwise(const ir::Dispatch& d) {
 
 void fuseGemmChains(ir::DispatchGraph& dg) {
   const ir::Graph& graph = *dg.graph;
-  std::unordered_map<const ir::Value*, size_t> writer;
-  for (size_t i = 0; i < dg.dispatches.size(); ++i)
-    for (const ir::Binding& b : dg.dispatches[i].bindings)
-      if (b.access & ir::kWrite) writer[b.value] = i;
-  std::vector<bool> dead(dg.dispatches.size(), false);
+  DispatchFusion fusion(dg);
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
     ir::Dispatch& consumer = dg.dispatches[c];
@@ -60,9 +57,9 @@ void fuseGemmChains(ir::DispatchGraph& dg) {
       if (op.operand(i) && !dg.storageOf(op.operand(i))->isConstant()) constantWeights = false;
     if (!constantWeights) continue;
     const ir::Value* hidden = op.operand(0);
-    auto it = writer.find(hidden);
-    if (it == writer.end() || dead[it->second]) continue;
-    ir::Dispatch& producer = dg.dispatches[it->second];
+    std::optional<size_t> producerIndex = fusion.liveWriter(hidden);
+    if (!producerIndex) continue;
+    ir::Dispatch& producer = dg.dispatches[*producerIndex];
     if (!isFullyConnected(*producer.root) || !allElementwise(producer)) continue;
     if (producer.bindings.back().value != hidden || !(producer.bindings.back().access & ir::kWrite))
       continue;
@@ -71,33 +68,12 @@ void fuseGemmChains(ir::DispatchGraph& dg) {
     if (isOutput || hidden->users().size() != 1 || dg.storageOf(hidden) != hidden) continue;
     if (hidden->shape()[1] > kMaxHidden) continue;
 
-    std::vector<ir::Binding> extra;
-    for (const ir::Binding& b : consumer.bindings) {
-      if (!(b.access & ir::kRead) || b.operandIndex == 0) continue;
-      ir::Binding e = b;
-      e.operandIndex = -1;
-      e.fusedOp = int(producer.fused.size());
-      extra.push_back(e);
-    }
-    if (producer.bindings.size() + extra.size() > 32) continue;  // KILN_MAX_BINDINGS
-    ir::Binding result = producer.bindings.back();
-    result.value = op.result();
-    producer.bindings.pop_back();
-    producer.bindings.insert(producer.bindings.end(), extra.begin(), extra.end());
-    producer.bindings.push_back(result);
-    producer.fused.push_back(&op);
-    writer.erase(hidden);
-    writer[op.result()] = it->second;
-    dead[c] = true;
+    // The consumer's B (and bias) become extra read bindings.
+    std::vector<ir::Binding> extra = DispatchFusion::extraBindings(consumer, 0, producer);
+    if (!DispatchFusion::fits(producer, extra)) continue;
+    fusion.fuse(c, *producerIndex, producer.bindings.size() - 1, extra);
   }
-
-  std::vector<ir::Dispatch> kept;
-  for (size_t i = 0; i < dg.dispatches.size(); ++i) {
-    if (dead[i]) continue;
-    kept.push_back(std::move(dg.dispatches[i]));
-    kept.back().id = uint32_t(kept.size() - 1);
-  }
-  dg.dispatches = std::move(kept);
+  fusion.dropFused();
 }
 
 }  // namespace kiln::passes
