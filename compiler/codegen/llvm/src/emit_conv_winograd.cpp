@@ -8,11 +8,12 @@
 //    input row's alpha columns per tile come from one load of m * L consecutive floats (plus
 //    two more) and a shuffle (tile tc starts at column m * tc), the row transform and then the
 //    column transform are plain vector adds (and a few multiplies for F(4x4)); the alpha^2
-//    vectors go to V[pos][channel][slot] on the stack (one block of channels at a time, so
-//    that V stays in L2);
+//    vectors go to V[pos][channel][slot] on the stack (all channels at once where they fit
+//    the budget of winogradBlocks, else one block of channels at a time);
 //  - per position pos, M[pos] = U[pos] x V[pos] on the GEMM microkernel
 //    (emit_gemm_microkernel.h): A = the U panel's scalars broadcast, B = V's slot vectors;
-//    with several channel blocks the partial products wait in the M buffer;
+//    the products of one panel of output channels go to the M buffer (with several channel
+//    blocks, those of every panel of the item, as partial sums between the blocks);
 //  - output transform Y = A^T M A per vector of tiles, plus the bias; each output row's m
 //    vectors are interleaved into m * L consecutive pixels, then the activation and the fused
 //    epilogue chain run on them before their only (masked at the map's edge) store.
