@@ -157,6 +157,17 @@ std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH
   return {top, left, bottom, right};
 }
 
+ir::AttributeMap poolWindowAttributes(Translation& t, const fb::Pool2DOptions& o,
+                                      const ir::TensorType& x) {
+  if (x.rank() != 4) t.fail("the input must be rank 4 (NHWC)");
+  ir::AttributeMap attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>{o.filter_height(), o.filter_width()});
+  attrs.set("strides", std::vector<int64_t>{o.stride_h(), o.stride_w()});
+  attrs.set("pads", windowPads(t, o.padding(), x.shape[1], x.shape[2], o.filter_height(),
+                               o.filter_width(), o.stride_h(), o.stride_w(), 1, 1));
+  return attrs;
+}
+
 std::vector<int64_t> transposeConvPads(Translation& t, const fb::TransposeConvOptions& o,
                                        const ir::TensorType& x, const ir::TensorType& w,
                                        const ir::TensorType& out) {
@@ -266,13 +277,7 @@ void translatePool(Translation& t, const OpView& v) {
   if (isQuantizedType(t.tensorType(v.input(0)))) return translateQuantizedPool(t, v);
   const auto* o = v.op->builtin_options_as_Pool2DOptions();
   if (!o) t.fail("missing Pool2DOptions");
-  ir::TensorType x = t.tensorType(v.input(0));
-  if (x.rank() != 4) t.fail("the input must be rank 4 (NHWC)");
-  ir::AttributeMap attrs;
-  attrs.set("kernel_shape", std::vector<int64_t>{o->filter_height(), o->filter_width()});
-  attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], o->filter_height(),
-                               o->filter_width(), o->stride_h(), o->stride_w(), 1, 1));
+  ir::AttributeMap attrs = poolWindowAttributes(t, *o, t.tensorType(v.input(0)));
   // TFLite's average excludes padding (ONNX count_include_pad = 0, the default).
   OpKind kind = v.code == 1 ? OpKind::AveragePool : OpKind::MaxPool;
   t.define(v.outputs[0], withActivation(t, v, kind, {t.nchw(v.input(0))}, attrs), true);

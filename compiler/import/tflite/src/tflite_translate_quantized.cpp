@@ -149,13 +149,7 @@ void translateQuantizedPool(Translation& t, const OpView& v) {
   const auto* o = v.op->builtin_options_as_Pool2DOptions();
   if (!o) t.fail("missing Pool2DOptions");
   requireQuantized(t, v.input(0), "input");
-  ir::TensorType x = t.tensorType(v.input(0));
-  if (x.rank() != 4) t.fail("the input must be rank 4 (NHWC)");
-  ir::AttributeMap attrs;
-  attrs.set("kernel_shape", std::vector<int64_t>{o->filter_height(), o->filter_width()});
-  attrs.set("strides", std::vector<int64_t>{o->stride_h(), o->stride_w()});
-  attrs.set("pads", windowPads(t, o->padding(), x.shape[1], x.shape[2], o->filter_height(),
-                               o->filter_width(), o->stride_h(), o->stride_w(), 1, 1));
+  ir::AttributeMap attrs = poolWindowAttributes(t, *o, t.tensorType(v.input(0)));
   setActivationRange(t, v, attrs);
   OpKind kind = v.code == 1 ? OpKind::QAveragePool2D : OpKind::QMaxPool2D;
   t.define(v.outputs[0], emitQuantized(t, v, kind, {t.nhwc(v.input(0))}, attrs));

@@ -154,6 +154,10 @@ fb::ActivationFunctionType fusedActivation(const OpView& view);
 std::vector<int64_t> windowPads(Translation& t, fb::Padding padding, int64_t inH, int64_t inW,
                                 int64_t kH, int64_t kW, int64_t strideH, int64_t strideW,
                                 int64_t dilationH, int64_t dilationW);
+// The window of a 2-D pool on NHWC input x as attributes (kernel_shape, strides and explicit
+// pads); fails unless x is rank 4.
+ir::AttributeMap poolWindowAttributes(Translation& t, const fb::Pool2DOptions& o,
+                                      const ir::TensorType& x);
 // Explicit [top, left, bottom, right] pads of a TRANSPOSE_CONV from input x, weights w [OC, KH,
 // KW, IC] and output (NHWC): TFLite computes the padding with input and output swapped, so the
 // full (H-1)*s+KH result is cropped by `before` at the start and the rest of the surplus at
