@@ -36,6 +36,20 @@ TensorSignature signatureOf(const kiln_tensor_info& info) {
   return s;
 }
 
+// The signatures of a function's inputs or outputs (`count` of them, read by `info`:
+// kiln_module_input_info or kiln_module_output_info).
+std::vector<TensorSignature> signaturesOf(
+    const kiln_module* module, uint32_t function, uint32_t count,
+    kiln_status_t (*info)(const kiln_module*, uint32_t, uint32_t, kiln_tensor_info*)) {
+  std::vector<TensorSignature> result;
+  for (uint32_t i = 0; i < count; ++i) {
+    kiln_tensor_info t;
+    info(module, function, i, &t);
+    result.push_back(signatureOf(t));
+  }
+  return result;
+}
+
 uint64_t threadCpuClockNs(void*) {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -131,25 +145,13 @@ std::string RuntimeSession::functionName(uint32_t function) const {
 std::vector<TensorSignature> RuntimeSession::inputs(uint32_t function) const {
   kiln_function_info info;
   kiln_module_function_info(module_, function, &info);
-  std::vector<TensorSignature> result;
-  for (uint32_t i = 0; i < info.input_count; ++i) {
-    kiln_tensor_info t;
-    kiln_module_input_info(module_, function, i, &t);
-    result.push_back(signatureOf(t));
-  }
-  return result;
+  return signaturesOf(module_, function, info.input_count, kiln_module_input_info);
 }
 
 std::vector<TensorSignature> RuntimeSession::outputs(uint32_t function) const {
   kiln_function_info info;
   kiln_module_function_info(module_, function, &info);
-  std::vector<TensorSignature> result;
-  for (uint32_t i = 0; i < info.output_count; ++i) {
-    kiln_tensor_info t;
-    kiln_module_output_info(module_, function, i, &t);
-    result.push_back(signatureOf(t));
-  }
-  return result;
+  return signaturesOf(module_, function, info.output_count, kiln_module_output_info);
 }
 
 std::vector<AlignedBuffer> RuntimeSession::prepareInputs(
