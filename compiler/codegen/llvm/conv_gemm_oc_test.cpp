@@ -130,6 +130,8 @@ TEST(ConvGemmOc, Im2col) {
   check({1, 4, 6, 10, 16, 3, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}});  // asymmetric pads
   check({1, 3, 8, 8, 16, 1, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // padded 1x1
   check({1, 4, 8, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // 7-wide rows, 56 pixels
+  check({1, 6, 20, 20, 16, 3, 3, {3, 3}, {1, 1}, {1, 1, 1, 1}});  // stride 3: loads + shuffle
+  check({1, 4, 26, 26, 16, 3, 3, {5, 5}, {1, 1}, {1, 1, 1, 1}});  // stride 5: per column
 }
 
 TEST(ConvGemmOc, Im2colKBlocks) {
@@ -160,12 +162,12 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   EXPECT_EQ(chooseConvWeights(small, avx2), ConvWeights::OcVectorPanels);
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 56, 56, 64, 1, 1}), avx2).applies());  // big map
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 7, 7, 8, 1, 1}), avx2).applies());     // OC < 16
-  // Larger maps are chosen only with a long K and not too many channels, or a strided 1x1.
+  // Chosen for maps of at most 64 pixels; larger ones (up to 256) only when asked for.
   EXPECT_TRUE(ocVectorWins(small, avx2));
-  EXPECT_TRUE(ocVectorWins(describe({1, 576, 14, 14, 96, 1, 1}), avx2));
-  EXPECT_FALSE(ocVectorWins(describe({1, 96, 14, 14, 576, 1, 1}), avx2));
+  EXPECT_TRUE(ocVectorWins(describe({1, 256, 14, 14, 512, 1, 1, {2, 2}}), avx2));  // to 7x7
+  EXPECT_TRUE(ocVectorTile(describe({1, 576, 14, 14, 96, 1, 1}), avx2).applies());
+  EXPECT_FALSE(ocVectorWins(describe({1, 576, 14, 14, 96, 1, 1}), avx2));
   EXPECT_FALSE(ocVectorWins(describe({1, 512, 13, 13, 1000, 1, 1}), avx2));
-  EXPECT_TRUE(ocVectorWins(describe({1, 128, 28, 28, 256, 1, 1, {2, 2}}), avx2));
   EXPECT_EQ(chooseConvWeights(describe({1, 96, 14, 14, 576, 1, 1}), avx2), ConvWeights::GemmPanels);
   // ResNet-18's layer4.0 conv1 (3x3 stride 2 into 7x7): its im2col in K blocks.
   EXPECT_TRUE(

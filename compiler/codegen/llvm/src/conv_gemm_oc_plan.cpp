@@ -8,17 +8,13 @@
 namespace kiln::codegen {
 namespace {
 
-// Which convolutions take the variant, as measured on Zen 3 (AVX2) against the
-// pixel-vectorised kernel (docs/codegen.md): maps of at most kSmallMap pixels always (7x7 and
-// 8x8 maps leave a quarter of that kernel's lanes idle); maps up to kMaxPixels when the input
-// is read with a stride (the pixel kernel gathers it) or when K is long enough to amortise a
-// tile's transposition and the output channels few enough that the packed pixels are not
-// streamed again for too many panels (MobileNetV2's 14x14 576->96: 334 -> 273 us; its
-// 96->576 and SqueezeNet's 1000-channel classifier stay with the pixel kernel).
+// The kernel takes maps of up to kMaxPixels; it is chosen for maps of at most kSmallMap, as
+// measured on Zen 3 (AVX2) against the pixel-vectorised kernel (docs/codegen.md): 7x7 maps
+// leave a quarter of that kernel's lanes idle and this one wins by 5-15 % (MobileNetV2's 7x7
+// 1x1 convs, ResNet-18's layer4.0 conv1 and downsample); on 13x13 and 14x14 maps the two are
+// within the noise of the shared machine, and small K or many channels favour the pixel kernel.
 constexpr int64_t kSmallMap = 64;
 constexpr int64_t kMaxPixels = 256;
-constexpr int64_t kMinLongK = 256;
-constexpr int64_t kMaxChannelsLongK = 512;
 // The im2col of a convolution that cannot read its input in place is packed with each output
 // row's columns unrolled: rows at most this wide.
 constexpr int64_t kMaxIm2colColumns = 32;
@@ -34,7 +30,7 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
   if (!base.applies()) return {};
   const std::vector<int64_t>& ws = d.inputs[1].shape;
   const std::vector<int64_t>& ys = d.output.shape;
-  const int64_t oc = ws[0], k = ws[1] * ws[2] * ws[3], pixels = ys[2] * ys[3];
+  const int64_t oc = ws[0], pixels = ys[2] * ys[3];
   OcVectorTile tile;
   tile.lanes = unit.lanes;
   // 16 output channels (AVX2, SSE), 32 (AVX-512); NEON's 4-lane registers take 4 vectors.
@@ -60,13 +56,7 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
 }
 
 bool ocVectorWins(const KernelDesc& d, VectorUnit unit) {
-  if (!ocVectorTile(d, unit).applies()) return false;
-  const std::vector<int64_t>& ws = d.inputs[1].shape;
-  const int64_t oc = ws[0], k = ws[1] * ws[2] * ws[3];
-  if (d.output.shape[2] * d.output.shape[3] <= kSmallMap) return true;
-  const bool pointwise = ws[2] == 1 && ws[3] == 1 && d.pads == std::array<int64_t, 4>{0, 0, 0, 0};
-  const bool strided = d.strides[0] > 1 || d.strides[1] > 1;
-  return (pointwise && strided) || (k >= kMinLongK && oc <= kMaxChannelsLongK);
+  return ocVectorTile(d, unit).applies() && d.output.shape[2] * d.output.shape[3] <= kSmallMap;
 }
 
 }  // namespace kiln::codegen

@@ -11,8 +11,8 @@
 //    a panel's weights block stays in L1 across the tiles): a 1x1 convolution without padding
 //    packs each tile's MR input values per channel contiguously ([tiles][block][MR]: one
 //    sequential stream per tile instead of a cache line per channel); any other packs the
-//    block's im2col rows (the map's pixels per (channel, tap), zeros in the padding; rows of
-//    stride-1 convolutions as masked vector loads). Partial sums of the item's tiles stay in a
+//    block's im2col rows (the map's pixels per (channel, tap), zeros in the padding; output
+//    rows as masked vector loads, strided ones shuffled). Partial sums of the item's tiles stay in a
 //    stack buffer between K blocks.
 //  - Each finished tile gets the bias (a vector of channels) and the activation on its
 //    accumulators, is transposed in registers into vectors of consecutive pixels and stored
@@ -180,9 +180,10 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * P));
 
     // im2col of channels [c0, c0 + count): row (c - c0, kh, kw) holds, per output pixel, its
-    // tap's input (0 in the padding). Per output row: with stride 1 the inside columns are one
-    // masked vector load per L columns (which lanes are inside is known per kw at compile
-    // time); else per column. Rows outside the image are read clamped and zeroed by a select.
+    // tap's input (0 in the padding). Per output row, L columns at a time: one masked load of
+    // stride x L inputs (which lanes are inside is known per kw at compile time) and, with a
+    // stride, a shuffle; strides over 4 per column. Rows outside the image are read clamped
+    // and zeroed by a select.
     auto packIm2col = [&](llvm::Value* c0, int64_t count) {
       kb.forRange(
           kb.index(0), kb.index(count),
@@ -206,22 +207,28 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                           b.CreateAdd(kb.index((kh * KW + kw) * aRow),
                                       b.CreateMul(oh, kb.index(OW))));
                       const int64_t shift = kw * dw - padLeft;  // iw = ow * sw + shift
-                      if (sw == 1) {
+                      if (sw <= 4) {
+                        // L columns per load: sw * L consecutive inputs, lane j * sw of them
+                        // on where column ow0 + j is inside, then every sw-th lane.
+                        auto* wideTy = llvm::FixedVectorType::get(floatTy, unsigned(L * sw));
+                        std::vector<int> pick;
+                        for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * sw));
                         for (int64_t ow0 = 0; ow0 < OW; ow0 += L) {
                           std::vector<llvm::Constant*> on;
                           bool any = false;
-                          for (int64_t j = 0; j < int64_t(L); ++j) {
-                            const int64_t iw = ow0 + j + shift;
-                            const bool inside = ow0 + j < OW && iw >= 0 && iw < W;
+                          for (int64_t j = 0; j < int64_t(L * sw); ++j) {
+                            const int64_t ow = ow0 + j / sw, iw = ow * sw + shift;
+                            const bool inside = j % sw == 0 && ow < OW && iw >= 0 && iw < W;
                             any |= inside;
                             on.push_back(b.getInt1(inside));
                           }
                           llvm::Value* value = splatF(0.0f);
                           if (any) {
-                            value = b.CreateMaskedLoad(
-                                vecTy, kb.elementAddress(0, b.CreateAdd(inRow, kb.index(ow0 + shift))),
-                                llvm::Align(4), llvm::ConstantVector::get(on),
-                                llvm::Constant::getNullValue(vecTy));
+                            llvm::Value* from = b.CreateAdd(inRow, kb.index(ow0 * sw + shift));
+                            value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, from),
+                                                       llvm::Align(4), llvm::ConstantVector::get(on),
+                                                       llvm::Constant::getNullValue(wideTy));
+                            if (sw > 1) value = b.CreateShuffleVector(value, pick);
                             value = b.CreateSelect(rowInside, value, splatF(0.0f));
                           }
                           llvm::Value* dest = at(pixels, b.CreateAdd(row, kb.index(ow0)));
