@@ -170,14 +170,14 @@ TEST(ConvGemm, StridedNarrowRows) {
   check({1, 8, 28, 28, 13, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});  // 14x14 out: 2 segments
   check({2, 16, 14, 14, 20, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});  // 7x7
   check({1, 24, 14, 14, 9, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
-  check({1, 5, 21, 21, 7, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});  // 11x11 out
-  check({1, 6, 20, 20, 8, 3, 3, {3, 3}, {1, 1}, {0, 0, 0, 0}});  // stride 3, 6x6: 3 segments
-  check({1, 4, 15, 15, 6, 3, 3, {2, 2}, {2, 2}, {2, 2, 2, 2}});  // dilation 2 with stride 2
-  check({1, 7, 8, 8, 10, 1, 1, {2, 2}}, false);                  // 4x4 out, unpacked A
-  check({1, 3, 4, 4, 5, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});    // 2x2 out: gathers
-  check({1, 9, 9, 9, 7, 3, 3});                                  // stride 1, 9 -> 7 wide
+  check({1, 5, 21, 21, 7, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});   // 11x11 out
+  check({1, 6, 20, 20, 8, 3, 3, {3, 3}, {1, 1}, {0, 0, 0, 0}});   // stride 3, 6x6: 3 segments
+  check({1, 4, 15, 15, 6, 3, 3, {2, 2}, {2, 2}, {2, 2, 2, 2}});   // dilation 2 with stride 2
+  check({1, 7, 8, 8, 10, 1, 1, {2, 2}}, false);                   // 4x4 out, unpacked A
+  check({1, 3, 4, 4, 5, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});     // 2x2 out: gathers
+  check({1, 9, 9, 9, 7, 3, 3});                                   // stride 1, 9 -> 7 wide
   check({1, 6, 13, 17, 11, 3, 3, {2, 2}, {1, 1}, {0, 1, 2, 0}});  // asymmetric pads, 8 wide
-  check({1, 3, 9, 13, 4, 3, 3, {2, 3}, {1, 1}, {1, 1, 1, 1}});   // strides differ, 5x5
+  check({1, 3, 9, 13, 4, 3, 3, {2, 3}, {1, 1}, {1, 1, 1, 1}});    // strides differ, 5x5
 }
 
 // Row tiles over 2 or 3 output rows where one row would end in a wide, partly empty tile.

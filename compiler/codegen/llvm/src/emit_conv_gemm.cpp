@@ -66,8 +66,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // A 1x1 stride-1 convolution reads B straight from the input while a tile's rows (K of them,
   // H*W apart, each touching one or two cache lines) stay in L1 across the output-channel
   // panels; with more channels the tile is packed in K blocks like any other convolution.
-  const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 &&
-                      padLeft == 0 && OH == H && OW == W && C <= kMaxDirectK;
+  const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 &&
+                      OH == H && OW == W && C <= kMaxDirectK;
   // Flattened tiles waste no lanes at row ends and read contiguously when stride 1 keeps the
   // width; other convolutions with rows of a tile or more use row tiles (contiguous or
   // strided reads instead of gathers).
@@ -314,8 +314,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     // Packs channels [c0, c0 + count) of tile t (width pixels from p0) into its B panel.
     auto packTile = [&](llvm::Value* c0, int64_t count, llvm::Value* t, llvm::Value* p0,
                         int64_t width) {
-      emitIm2colTile(kb, im2col, rowTiles, NR, bPanel, b.CreateMul(t, kb.index(tileFloats)),
-                     xImage, c0, count, p0, width);
+      emitIm2colTile(kb, im2col, rowTiles, NR, bPanel, b.CreateMul(t, kb.index(tileFloats)), xImage,
+                     c0, count, p0, width);
     };
 
     // One K block: channels [c0, c0 + count) of every tile packed, then every panel x tile.
