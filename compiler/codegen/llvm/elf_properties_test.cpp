@@ -11,7 +11,7 @@
 namespace kiln::codegen {
 namespace {
 
-BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+using testing::f32;
 
 std::vector<KernelDesc> sampleKernels() {
   KernelDesc gemm;

@@ -10,19 +10,11 @@
 namespace kiln::codegen {
 namespace {
 
+using testing::expectClose;
+using testing::f32;
 using testing::product;
 using testing::randomFloats;
 using testing::runKernel;
-
-void expectClose(const std::vector<float>& got, const std::vector<float>& want, float atol = 1e-5f,
-                 float rtol = 1e-4f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "element " << i;
-  }
-}
-
-BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
 
 // ---- Convolution ---------------------------------------------------------------------------
 struct ConvCase {

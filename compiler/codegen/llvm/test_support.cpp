@@ -2,10 +2,12 @@
 #include "test_support.h"
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -141,6 +143,15 @@ std::string runTool(const std::string& tool, const std::string& arguments) {
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
   pclose(pipe);
   return output;
+}
+
+BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+
+void expectClose(const std::vector<float>& got, const std::vector<float>& want, float atol,
+                 float rtol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], atol + rtol * std::fabs(want[i])) << "element " << i;
 }
 
 std::vector<float> randomFloats(size_t count, uint32_t seed, float lo, float hi) {

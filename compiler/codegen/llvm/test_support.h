@@ -62,4 +62,11 @@ std::string runTool(const std::string& tool, const std::string& arguments);
 std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 int64_t product(const std::vector<int64_t>& shape);
 
+// An f32 buffer of this shape, for kernel descriptions.
+BufferDesc f32(std::vector<int64_t> shape);
+// Fails the test (gtest fatal assertion) unless got has want's size and every element is
+// within atol + rtol * |want|; names the first element that is not.
+void expectClose(const std::vector<float>& got, const std::vector<float>& want, float atol = 1e-5f,
+                 float rtol = 1e-4f);
+
 }  // namespace kiln::codegen::testing
