@@ -106,16 +106,16 @@ void check(const Case& t) {
 }
 
 TEST(ConvGemmOc, Pointwise) {
-  check({1, 24, 7, 7, 32, 1, 1});                  // 49 pixels, two full panels
-  check({1, 40, 14, 14, 24, 1, 1});                // 196 pixels, a half-width last panel
-  check({2, 16, 5, 9, 21, 1, 1});                  // two images, a 5-channel last panel
-  check({1, 8, 2, 2, 16, 1, 1});                   // 4 pixels: one narrow tile
+  check({1, 24, 7, 7, 32, 1, 1});    // 49 pixels, two full panels
+  check({1, 40, 14, 14, 24, 1, 1});  // 196 pixels, a half-width last panel
+  check({2, 16, 5, 9, 21, 1, 1});    // two images, a 5-channel last panel
+  check({1, 8, 2, 2, 16, 1, 1});     // 4 pixels: one narrow tile
 }
 
 TEST(ConvGemmOc, PointwiseKBlocks) {
   check({1, 300, 4, 4, 16, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false});  // 2 blocks of 150
-  check({2, 259, 5, 5, 40, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu,
-         true});  // blocks of 130 and 129, two images, a residual chain
+  // Blocks of 130 and 129 channels, two images, a residual chain.
+  check({2, 259, 5, 5, 40, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu, true});
 }
 
 TEST(ConvGemmOc, PointwiseStrided) {
@@ -126,10 +126,10 @@ TEST(ConvGemmOc, PointwiseStrided) {
 TEST(ConvGemmOc, Im2col) {
   check({1, 8, 7, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});
   check({1, 12, 13, 13, 40, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
-  check({2, 5, 9, 11, 17, 3, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}});  // dilation 2
-  check({1, 4, 6, 10, 16, 3, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}});  // asymmetric pads
-  check({1, 3, 8, 8, 16, 1, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // padded 1x1
-  check({1, 4, 8, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});   // 7-wide rows, 56 pixels
+  check({2, 5, 9, 11, 17, 3, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}});   // dilation 2
+  check({1, 4, 6, 10, 16, 3, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}});   // asymmetric pads
+  check({1, 3, 8, 8, 16, 1, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}});    // padded 1x1
+  check({1, 4, 8, 7, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}});    // 7-wide rows, 56 pixels
   check({1, 6, 20, 20, 16, 3, 3, {3, 3}, {1, 1}, {1, 1, 1, 1}});  // stride 3: loads + shuffle
   check({1, 4, 26, 26, 16, 3, 3, {5, 5}, {1, 1}, {1, 1, 1, 1}});  // stride 5: per column
 }
@@ -158,7 +158,7 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   EXPECT_EQ(tile.oc(), 16);
   EXPECT_EQ(tile.pixels, 5);  // 49 pixels: 10 tiles of 5 (50) beat 9 of 6 (54)
   EXPECT_EQ(ocVectorTile(describe({1, 384, 14, 14, 64, 1, 1}), avx2).pixels, 4);  // 196 = 49 x 4
-  EXPECT_EQ(ocVectorTile(describe({1, 8, 2, 2, 16, 1, 1}), avx2).pixels, 4);     // the whole map
+  EXPECT_EQ(ocVectorTile(describe({1, 8, 2, 2, 16, 1, 1}), avx2).pixels, 4);      // the whole map
   EXPECT_EQ(chooseConvWeights(small, avx2), ConvWeights::OcVectorPanels);
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 56, 56, 64, 1, 1}), avx2).applies());  // big map
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 7, 7, 8, 1, 1}), avx2).applies());     // OC < 16

@@ -41,13 +41,14 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
   // Accumulators get every register but the weight vectors and one broadcast; of the tile
   // heights that keep enough independent accumulators (>= 8) the one that covers the map with
   // the fewest pixel computations (the last tile is shifted back to end on the map's end).
-  const int64_t most = std::clamp<int64_t>(
-      (int64_t(unit.registers) - tile.ocVectors - 1) / tile.ocVectors, 1, 12);
+  const int64_t most =
+      std::clamp<int64_t>((int64_t(unit.registers) - tile.ocVectors - 1) / tile.ocVectors, 1, 12);
   if (pixels <= most) {
     tile.pixels = pixels;
     return tile;
   }
-  const int64_t least = std::max<int64_t>(1, std::min(most, (8 + tile.ocVectors - 1) / tile.ocVectors));
+  const int64_t least =
+      std::max<int64_t>(1, std::min(most, (8 + tile.ocVectors - 1) / tile.ocVectors));
   int64_t best = most;
   for (int64_t mr = most; mr >= least; --mr)
     if (roundUp(pixels, mr) < roundUp(pixels, best)) best = mr;

@@ -12,8 +12,8 @@
 //    packs each tile's MR input values per channel contiguously ([tiles][block][MR]: one
 //    sequential stream per tile instead of a cache line per channel); any other packs the
 //    block's im2col rows (the map's pixels per (channel, tap), zeros in the padding; output
-//    rows as masked vector loads, strided ones shuffled). Partial sums of the item's tiles stay in a
-//    stack buffer between K blocks.
+//    rows as masked vector loads, strided ones shuffled). Partial sums of the item's tiles stay in
+//    a stack buffer between K blocks.
 //  - Each finished tile gets the bias (a vector of channels) and the activation on its
 //    accumulators, is transposed in registers into vectors of consecutive pixels and stored
 //    into a stack buffer of the panel's channel rows; when a panel's pixels are all done, its
@@ -67,8 +67,7 @@ std::vector<llvm::Value*> transpose(llvm::IRBuilder<>& b, std::vector<llvm::Valu
 bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
   if (d.weightLayout != ConvWeights::OcVectorPanels) return false;
-  const OcVectorTile plan =
-      ocVectorTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
+  const OcVectorTile plan = ocVectorTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
   assert(plan.applies() && d.weightPanel == plan.oc() &&
          "weights packed for the channel-vectorised kernel need its tile");
   llvm::IRBuilder<>& b = kb.b();
@@ -87,8 +86,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   const unsigned out = kb.outputBinding();
   // A 1x1 convolution without padding reads pixel p of input channel k at k*H*W + offset(p);
   // with stride 1 the map keeps its shape and the offset is p itself.
-  const bool inPlace = KH == 1 && KW == 1 && padTop == 0 && padLeft == 0 && d.pads[2] == 0 &&
-                       d.pads[3] == 0;
+  const bool inPlace =
+      KH == 1 && KW == 1 && padTop == 0 && padLeft == 0 && d.pads[2] == 0 && d.pads[3] == 0;
   const bool contiguous = inPlace && sh == 1 && sw == 1 && OW == W;
   // Pixel tiles: the last one starts at P - MR. A tile stores vectors of L pixels from
   // p0 + m0 (m0 = 0, L, ... < MR), so channel rows of the buffer reach P - MR + lastChunk + L.
@@ -110,7 +109,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t fullPanels = OC / NR, remOc = OC % NR, panels = fullPanels + (remOc > 0);
   const int64_t partialPerPanel = blocks > 1 ? tiles * MR * NR : 0;
   int64_t ocGroups = std::clamp<int64_t>((kMinItems + N - 1) / N, 1, panels);
-  while (ocGroups < panels && ((panels + ocGroups - 1) / ocGroups) * partialPerPanel > kPartialFloats)
+  while (ocGroups < panels &&
+         ((panels + ocGroups - 1) / ocGroups) * partialPerPanel > kPartialFloats)
     ++ocGroups;
   const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;
   ocGroups = (panels + panelsPerGroup - 1) / panelsPerGroup;
@@ -158,8 +158,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   };
   llvm::Value* rowsBuffer = stackArray(NR * cRow, "channel_rows");
   // In place: [tiles][blockK][MR] (+ one vector of slack: packing stores whole vectors).
-  llvm::Value* pixels =
-      inPlace ? stackArray(tiles * blockK * MR + L, "pixel_tiles") : stackArray(blockK * aRow, "im2col");
+  llvm::Value* pixels = inPlace ? stackArray(tiles * blockK * MR + L, "pixel_tiles")
+                                : stackArray(blockK * aRow, "im2col");
   llvm::Value* partial =
       blocks > 1 ? stackArray(panelsPerGroup * partialPerPanel, "partial_sums") : nullptr;
   auto at = [&](llvm::Value* base, llvm::Value* index) {
@@ -194,18 +194,17 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                 kb.index(0), kb.index(OH),
                 [&](llvm::Value* oh) {
                   for (int64_t kh = 0; kh < KH; ++kh) {
-                    llvm::Value* ih = b.CreateAdd(b.CreateMul(oh, kb.index(sh)),
-                                                  kb.index(kh * dh - padTop));
+                    llvm::Value* ih =
+                        b.CreateAdd(b.CreateMul(oh, kb.index(sh)), kb.index(kh * dh - padTop));
                     llvm::Value* rowInside = b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)),
                                                          b.CreateICmpSLT(ih, kb.index(H)));
                     llvm::Value* inRow = b.CreateAdd(
                         channel,
                         b.CreateMul(b.CreateSelect(rowInside, ih, kb.index(0)), kb.index(W)));
                     for (int64_t kw = 0; kw < KW; ++kw) {
-                      llvm::Value* row = b.CreateAdd(
-                          b.CreateMul(c, kb.index(taps * aRow)),
-                          b.CreateAdd(kb.index((kh * KW + kw) * aRow),
-                                      b.CreateMul(oh, kb.index(OW))));
+                      llvm::Value* row = b.CreateAdd(b.CreateMul(c, kb.index(taps * aRow)),
+                                                     b.CreateAdd(kb.index((kh * KW + kw) * aRow),
+                                                                 b.CreateMul(oh, kb.index(OW))));
                       const int64_t shift = kw * dw - padLeft;  // iw = ow * sw + shift
                       if (sw <= 4) {
                         // L columns per load: sw * L consecutive inputs, lane j * sw of them
@@ -225,9 +224,10 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                           llvm::Value* value = splatF(0.0f);
                           if (any) {
                             llvm::Value* from = b.CreateAdd(inRow, kb.index(ow0 * sw + shift));
-                            value = b.CreateMaskedLoad(wideTy, kb.elementAddress(0, from),
-                                                       llvm::Align(4), llvm::ConstantVector::get(on),
-                                                       llvm::Constant::getNullValue(wideTy));
+                            value =
+                                b.CreateMaskedLoad(wideTy, kb.elementAddress(0, from),
+                                                   llvm::Align(4), llvm::ConstantVector::get(on),
+                                                   llvm::Constant::getNullValue(wideTy));
                             if (sw > 1) value = b.CreateShuffleVector(value, pick);
                             value = b.CreateSelect(rowInside, value, splatF(0.0f));
                           }
@@ -269,8 +269,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                 llvm::Value* p = b.CreateAdd(p0, kb.index(m));
                 llvm::Value* oh = b.CreateUDiv(p, kb.index(OW));
                 llvm::Value* ow = b.CreateSub(p, b.CreateMul(oh, kb.index(OW)));
-                offset[m] = b.CreateAdd(b.CreateMul(oh, kb.index(sh * W)),
-                                        b.CreateMul(ow, kb.index(sw)));
+                offset[m] =
+                    b.CreateAdd(b.CreateMul(oh, kb.index(sh * W)), b.CreateMul(ow, kb.index(sw)));
               }
             }
             kb.forRange(kb.index(0), kb.index(count), [&](llvm::Value* k) {
@@ -281,8 +281,9 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                 // One masked load per L pixels; the stored lanes past MR are overwritten by
                 // the next channel's (or land in the slack).
                 for (int64_t m0 = 0; m0 < MR; m0 += L) {
-                  llvm::Value* value = loadVec(0, b.CreateAdd(channel, b.CreateAdd(p0, kb.index(m0))),
-                                               lanesOn(std::min<int64_t>(L, MR - m0)));
+                  llvm::Value* value =
+                      loadVec(0, b.CreateAdd(channel, b.CreateAdd(p0, kb.index(m0))),
+                              lanesOn(std::min<int64_t>(L, MR - m0)));
                   b.CreateAlignedStore(value, at(pixels, b.CreateAdd(dest, kb.index(m0))),
                                        llvm::Align(4));
                 }
@@ -305,8 +306,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
       const int64_t nv = (width + L - 1) / L;
       llvm::Value* lastMask = width % L ? lanesOn(width % L) : nullptr;
       llvm::Value* oc0 = b.CreateMul(panel, kb.index(NR));
-      llvm::Value* wBase = b.CreateAdd(b.CreateMul(panel, kb.index(K * NR)),
-                                       b.CreateMul(k0, kb.index(width)));
+      llvm::Value* wBase =
+          b.CreateAdd(b.CreateMul(panel, kb.index(K * NR)), b.CreateMul(k0, kb.index(width)));
       llvm::Value* partialBase =
           partial ? b.CreateMul(b.CreateSub(panel, panelLo), kb.index(partialPerPanel)) : nullptr;
       std::vector<llvm::Value*> bias(nv, splatF(0.0f));
@@ -314,9 +315,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
         for (int64_t v = 0; v < nv; ++v)
           bias[v] = loadVec(2, b.CreateAdd(oc0, kb.index(v * L)), v == nv - 1 ? lastMask : nullptr);
       auto partialAt = [&](llvm::Value* t, int64_t m, int64_t v) {
-        return at(partial, b.CreateAdd(partialBase,
-                                       b.CreateAdd(b.CreateMul(t, kb.index(MR * NR)),
-                                                   kb.index(m * NR + v * L))));
+        return at(partial, b.CreateAdd(partialBase, b.CreateAdd(b.CreateMul(t, kb.index(MR * NR)),
+                                                                kb.index(m * NR + v * L))));
       };
       kb.forRange(
           kb.index(0), kb.index(tiles),
@@ -326,7 +326,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
               for (int64_t v = 0; v < nv; ++v) {
                 llvm::Value* start = bias[v];
                 if (partial && first != b.getTrue()) {
-                  llvm::Value* sum = b.CreateAlignedLoad(vecTy, partialAt(t, m, v), llvm::Align(4 * L));
+                  llvm::Value* sum =
+                      b.CreateAlignedLoad(vecTy, partialAt(t, m, v), llvm::Align(4 * L));
                   start = b.CreateSelect(first, bias[v], sum);
                 }
                 b.CreateStore(start, acc[m][v]);
@@ -336,8 +337,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
             if (inPlace) {
               llvm::Value* tileBase = b.CreateMul(t, kb.index(blockK * MR));
               loadA = [&, tileBase](llvm::Value* k, int64_t m) -> llvm::Value* {
-                llvm::Value* index = b.CreateAdd(tileBase, b.CreateAdd(b.CreateMul(k, kb.index(MR)),
-                                                                       kb.index(m)));
+                llvm::Value* index =
+                    b.CreateAdd(tileBase, b.CreateAdd(b.CreateMul(k, kb.index(MR)), kb.index(m)));
                 return b.CreateLoad(floatTy, at(pixels, index));
               };
             } else {
