@@ -45,14 +45,7 @@ int32_t refMbqm(int32_t x, int32_t m, int shift) {
   return refRdivpot(refSrdhm(int32_t(uint32_t(x) << left), m), right);
 }
 
-template <typename T>
-std::vector<T> randomInts(size_t n, uint32_t seed, int64_t lo, int64_t hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& e : v) e = static_cast<T>(dist(rng));
-  return v;
-}
+using testing::randomInts;
 
 TargetConfig target(const std::string& name, const std::string& features = "") {
   TargetRequest request;
@@ -61,31 +54,9 @@ TargetConfig target(const std::string& name, const std::string& features = "") {
   return resolveTarget(request);
 }
 
-// Runs the one kernel of `library` with every workgroup split; all splits must agree.
-std::vector<int8_t> runLibrary(const std::vector<uint8_t>& library, const KernelDesc& d,
-                               const std::vector<const void*>& inputs) {
-  testing::LoadedLibrary lib(library);
-  std::vector<int8_t> first;
-  for (uint32_t split : {1u, 3u, 64u}) {
-    std::vector<int8_t> out(size_t(d.output.elementCount()) + 1, 99);
-    std::vector<void*> bindings;
-    for (const void* p : inputs) bindings.push_back(const_cast<void*>(p));
-    bindings.push_back(out.data());
-    lib.run(0, bindings, split);
-    EXPECT_EQ(out.back(), 99) << "wrote past the output";
-    out.pop_back();
-    if (first.empty()) {
-      first = out;
-    } else {
-      EXPECT_EQ(first, out) << "workgroup split " << split;
-    }
-  }
-  return first;
-}
-
 std::vector<int8_t> run(const KernelDesc& d, const std::vector<const void*>& inputs,
                         const TargetConfig& t) {
-  return runLibrary(generateKernels({d}, t).bytes, d, inputs);
+  return testing::runEverySplit<int8_t>(generateKernels({d}, t).bytes, d, inputs);
 }
 
 std::string readText(const std::string& path) {
@@ -152,7 +123,7 @@ std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const
     ADD_FAILURE() << "clang failed: " << log;
     return {};
   }
-  return runLibrary(bytes, d, inputs);
+  return testing::runEverySplit<int8_t>(bytes, d, inputs);
 }
 
 // ---- convolution cases -------------------------------------------------------------------------

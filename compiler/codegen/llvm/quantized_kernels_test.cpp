@@ -45,34 +45,13 @@ int32_t refMbqm64(int64_t x, int32_t m, int shift) {
 int32_t clampTo(int32_t v, int32_t lo, int32_t hi) { return std::min(std::max(v, lo), hi); }
 
 // ---- running generated kernels --------------------------------------------------------------
+// Generates the kernel for the host and runs it with every workgroup split.
 template <typename Out>
 std::vector<Out> run(const KernelDesc& d, std::vector<const void*> inputs) {
-  CodegenResult r = generateKernels({d}, testing::hostTarget());
-  testing::LoadedLibrary lib(r.bytes);
-  std::vector<Out> first;
-  for (uint32_t split : {1u, 3u, 64u}) {
-    std::vector<Out> out(size_t(d.output.elementCount()));
-    std::vector<void*> bindings;
-    for (const void* p : inputs) bindings.push_back(const_cast<void*>(p));
-    bindings.push_back(out.data());
-    lib.run(0, bindings, split);
-    if (first.empty()) {
-      first = out;
-    } else {
-      EXPECT_EQ(first, out) << "workgroup split " << split;
-    }
-  }
-  return first;
+  return testing::runEverySplit<Out>(generateKernels({d}, testing::hostTarget()).bytes, d, inputs);
 }
 
-template <typename T>
-std::vector<T> randomInts(size_t n, uint32_t seed, int64_t lo, int64_t hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> dist(lo, hi);
-  std::vector<T> v(n);
-  for (T& e : v) e = static_cast<T>(dist(rng));
-  return v;
-}
+using testing::randomInts;
 
 KernelDesc quantKernel(QuantOp op, std::vector<BufferDesc> inputs, BufferDesc output) {
   KernelDesc d;

@@ -3,8 +3,11 @@
 // tools on generated files, make random inputs.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -61,6 +64,41 @@ std::string runTool(const std::string& tool, const std::string& arguments);
 
 std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 int64_t product(const std::vector<int64_t>& shape);
+
+// n integers drawn uniformly from [lo, hi], as T.
+template <typename T>
+std::vector<T> randomInts(size_t n, uint32_t seed, int64_t lo, int64_t hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& e : v) e = static_cast<T>(dist(rng));
+  return v;
+}
+
+// Runs the one kernel of `library` (an embedded ELF generated from `d` alone) with 1, 3 and 64
+// workgroups: every split must give the same output (returned, elements of type Out) and none
+// may write past the output.
+template <typename Out>
+std::vector<Out> runEverySplit(const std::vector<uint8_t>& library, const KernelDesc& d,
+                               const std::vector<const void*>& inputs) {
+  LoadedLibrary lib(library);
+  std::vector<Out> first;
+  for (uint32_t split : {1u, 3u, 64u}) {
+    std::vector<Out> out(size_t(d.output.elementCount()) + 1, Out(99));
+    std::vector<void*> bindings;
+    for (const void* p : inputs) bindings.push_back(const_cast<void*>(p));
+    bindings.push_back(out.data());
+    lib.run(0, bindings, split);
+    EXPECT_EQ(out.back(), Out(99)) << "wrote past the output";
+    out.pop_back();
+    if (first.empty()) {
+      first = out;
+    } else {
+      EXPECT_EQ(first, out) << "workgroup split " << split;
+    }
+  }
+  return first;
+}
 
 // An f32 buffer of this shape, for kernel descriptions.
 BufferDesc f32(std::vector<int64_t> shape);
