@@ -58,7 +58,11 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // Tiles, blocks of tile rows and channel blocks (winograd_plan.h).
   const WinogradBlocks blocks = winogradBlocks(d, plan.tile, m);
   const int64_t TW = blocks.tileCols, rowVectors = blocks.rowVectors, R = blocks.blockRows;
-  const int64_t rowBlocks = blocks.rowBlocks, lastR = blocks.tileRows - (rowBlocks - 1) * R;
+  // Block b covers tile rows [b*T/B, (b+1)*T/B): shortRows or shortRows + 1 rows (<= R), so
+  // contiguous runs of blocks, as the pool's threads take them, get even shares of the map.
+  const int64_t rowBlocks = blocks.rowBlocks, T = blocks.tileRows;
+  const int64_t shortRows = T / rowBlocks, longRows = shortRows + (T % rowBlocks != 0);
+  assert(longRows <= R);
   const int64_t slotsBuf = blocks.slots, blockC = blocks.blockC;
   const int64_t fullCBlocks = C / blockC, lastC = C % blockC;
   // V's positions one cache line more than a block apart: the input transform stores to
@@ -173,7 +177,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * H * W));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
-    llvm::Value* tr0 = b.CreateMul(rowBlock, kb.index(R));
+    llvm::Value* tr0 = b.CreateUDiv(b.CreateMul(rowBlock, kb.index(T)), kb.index(rowBlocks));
+    llvm::Value* tr1 = b.CreateUDiv(b.CreateMul(b.CreateAdd(rowBlock, kb.index(1)), kb.index(T)),
+                                    kb.index(rowBlocks));
 
     // One block of `rows` tile rows.
     auto block = [&](int64_t rows) {
@@ -407,12 +413,12 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       }
     };
 
-    if (lastR == R) {
-      block(R);
+    if (longRows == shortRows) {
+      block(shortRows);
     } else {
-      llvm::Value* isLast = b.CreateICmpEQ(rowBlock, kb.index(rowBlocks - 1));
-      kb.ifThen(b.CreateNot(isLast), [&] { block(R); });
-      kb.ifThen(isLast, [&] { block(lastR); });
+      llvm::Value* isLong = b.CreateICmpEQ(b.CreateSub(tr1, tr0), kb.index(longRows));
+      kb.ifThen(isLong, [&] { block(longRows); });
+      kb.ifThen(b.CreateNot(isLong), [&] { block(shortRows); });
     }
   });
   return workgroupsFor(items, panelsPerGroup * MR * C * P * slotsBuf);
