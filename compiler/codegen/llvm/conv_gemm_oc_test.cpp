@@ -31,6 +31,13 @@ struct Case {
 
 VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
 
+// The vector unit of a friendly target name.
+VectorUnit unitOf(const std::string& target) {
+  TargetRequest request;
+  request.name = target;
+  return vectorUnitOf(target == "host" ? testing::hostTarget() : resolveTarget(request));
+}
+
 KernelDesc describe(const Case& t) {
   const int64_t oh =
       (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
@@ -61,9 +68,10 @@ KernelDesc describe(const Case& t) {
   return d;
 }
 
-void check(const Case& t) {
+// Runs on `target` (a friendly name the test machine can run).
+void check(const Case& t, const std::string& target = "host") {
   KernelDesc d = describe(t);
-  OcVectorTile tile = ocVectorTile(d, hostUnit());
+  OcVectorTile tile = ocVectorTile(d, unitOf(target));
   ASSERT_TRUE(tile.applies()) << "the channel-vectorised kernel should take this convolution";
   const int64_t oh = d.output.shape[2], ow = d.output.shape[3];
   const int64_t k = t.c * t.kh * t.kw;
@@ -99,7 +107,7 @@ void check(const Case& t) {
           if (t.residual) v = std::max(v + r[at], 0.0f);
           want[at] = v;
         }
-  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
@@ -148,6 +156,48 @@ TEST(ConvGemmOc, Activations) {
 TEST(ConvGemmOc, ResidualChain) {
   check({1, 16, 7, 7, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true});
   check({2, 24, 5, 11, 23, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::Relu, true});
+}
+
+TEST(ConvGemmOc, FourLaneTiles) {
+  // SSE (x86_64): 8-channel panels of two 4-lane vectors, tiles of 6 pixels transposed in
+  // two chunks of 4 (as on NEON, whose tiles are 6 x 16).
+  ASSERT_EQ(ocVectorTile(describe({1, 24, 7, 7, 32, 1, 1}), unitOf("x86_64")).pixels, 5);
+  check({1, 24, 7, 7, 20, 1, 1}, "x86_64");
+  check({1, 12, 6, 6, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true},
+        "x86_64");
+  check({2, 9, 9, 9, 13, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, Activation::Clip}, "x86_64");
+}
+
+TEST(ConvGemmOc, WideAndNeonTiles) {
+  // Compile-only: on AVX-512 (32-channel panels, 12-pixel tiles, 16-lane transposes) and NEON
+  // (16 channels as 4 vectors, 6-pixel tiles transposed in chunks of 4) the tiles become
+  // vector multiply-adds.
+  struct Target {
+    const char* name;
+    const char* multiplyAdd;
+    const char* registers;
+  };
+  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+    TargetRequest request;
+    request.name = t.name;
+    TargetConfig target = resolveTarget(request);
+    KernelDesc d = describe(
+        {1, 64, 7, 7, 72, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true});
+    OcVectorTile tile = ocVectorTile(d, vectorUnitOf(target));
+    ASSERT_TRUE(tile.applies()) << t.name;
+    d.weightLayout = ConvWeights::OcVectorPanels;
+    d.weightPanel = tile.oc();
+    CodegenResult result = generateKernels({d}, target);
+    std::string path = testing::writeTempFile(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    int vectorMultiplyAdds = 0;
+    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
+         at = text.find(t.multiplyAdd, at + 1)) {
+      std::string line = text.substr(at, text.find('\n', at) - at);
+      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
+    }
+    EXPECT_GE(vectorMultiplyAdds, tile.pixels * tile.ocVectors) << t.name;
+  }
 }
 
 TEST(ConvGemmOc, PlanTakesSmallMaps) {
