@@ -137,6 +137,40 @@ llvm::Value* startAccumulator(KernelBuilder& kb, const Accumulation& a, llvm::Va
   return kb.b().CreateSExt(qTableLoad(kb, a.corrections, channel), a.type);
 }
 
+// Visits the taps of the window whose top left input is (ihStart, iwStart) in image xBatch:
+// tap(t, xBase) with t = kh * KW + kw and xBase the input pixel's first element for the taps
+// inside the image; if `outside` (corrected accumulators, which add w * zx back for those),
+// also tap(t, nullptr) for the taps outside it.
+void forEachTap(KernelBuilder& kb, const QWindowShape& g, llvm::Value* xBatch, llvm::Value* ihStart,
+                llvm::Value* iwStart, bool outside,
+                const std::function<void(llvm::Value* t, llvm::Value* xBase)>& tap) {
+  llvm::IRBuilder<>& ir = kb.b();
+  kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+    llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+    llvm::Value* rowInside = qInside(kb, ih, g.H);
+    kb.ifThen(rowInside, [&] {
+      kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+        llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+        llvm::Value* colInside = qInside(kb, iw, g.W);
+        llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
+        kb.ifThen(colInside, [&] {
+          tap(t,
+              ir.CreateAdd(xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
+                                                kb.index(g.C))));
+        });
+        if (outside) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
+      });
+    });
+    if (outside) {
+      kb.ifThen(ir.CreateNot(rowInside), [&] {
+        kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+          tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
+        });
+      });
+    }
+  });
+}
+
 // Depthwise convolutions accumulate all channels of one output pixel at once (a stack array
 // of accumulators), so the image-border tests run once per tap instead of once per channel
 // and the channel loop is contiguous in x and w. Up to this many accumulator bytes.
@@ -177,30 +211,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
       forChannels(kb, g.OC,
                   [&](llvm::Value* oc) { ir.CreateStore(startAccumulator(kb, a, oc), accAt(oc)); });
-      kb.forRange(0, g.KH, [&](llvm::Value* kh) {
-        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-        llvm::Value* rowInside = qInside(kb, ih, g.H);
-        kb.ifThen(rowInside, [&] {
-          kb.forRange(0, g.KW, [&](llvm::Value* kw) {
-            llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-            llvm::Value* colInside = qInside(kb, iw, g.W);
-            llvm::Value* t = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
-            kb.ifThen(colInside, [&] {
-              tap(t, ir.CreateAdd(xBatch,
-                                  ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
-                                               kb.index(g.C))));
-            });
-            if (a.corrections) kb.ifThen(ir.CreateNot(colInside), [&] { tap(t, nullptr); });
-          });
-        });
-        if (a.corrections) {
-          kb.ifThen(ir.CreateNot(rowInside), [&] {
-            kb.forRange(0, g.KW, [&](llvm::Value* kw) {
-              tap(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
-            });
-          });
-        }
-      });
+      forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrections != nullptr, tap);
       llvm::Value* pixel =
           ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
       kb.forRange(0, g.OC, [&](llvm::Value* oc) {
@@ -304,32 +315,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
               accumulate(kb, acc, xv, wv, xRow ? a.inputZeroPoint : 0, 0);
             });
           };
-          kb.forRange(0, g.KH, [&](llvm::Value* kh) {
-            llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-            llvm::Value* rowInside = qInside(kb, ih, g.H);
-            kb.ifThen(rowInside, [&] {
-              kb.forRange(0, g.KW, [&](llvm::Value* kw) {
-                llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
-                llvm::Value* colInside = qInside(kb, iw, g.W);
-                llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
-                kb.ifThen(colInside, [&] {
-                  llvm::Value* xBase = ir.CreateAdd(
-                      xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
-                                           kb.index(g.C)));
-                  tapWeights(tap, xBase);
-                });
-                if (a.corrections)
-                  kb.ifThen(ir.CreateNot(colInside), [&] { tapWeights(tap, nullptr); });
-              });
-            });
-            if (a.corrections) {
-              kb.ifThen(ir.CreateNot(rowInside), [&] {
-                kb.forRange(0, g.KW, [&](llvm::Value* kw) {
-                  tapWeights(ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw), nullptr);
-                });
-              });
-            }
-          });
+          forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrections != nullptr, tapWeights);
         }
         llvm::Value* at = ir.CreateAdd(
             ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC)), oc);
