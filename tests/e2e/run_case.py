@@ -101,6 +101,8 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="for kiln run's thread pool")
     parser.add_argument("--compile-flag", action="append", default=[],
                         help="one more flag for kiln compile (repeatable)")
+    parser.add_argument("--max-artifact-bytes", type=int,
+                        help="a size budget: fail when the artifact is larger")
     args = parser.parse_args()
 
     ops, problems = [], []
@@ -145,6 +147,11 @@ def main():
             return finish(args.work, "unsupported", "expected refusal: " + message, SKIPPED)
         reason = "crashed" if compiled.returncode < 0 else "unclear compile error"
         return finish(args.work, "fail", f"{reason}: {message}", 1)
+    size = os.path.getsize(artifact)
+    print(f"artifact: {size} bytes")
+    if args.max_artifact_bytes and size > args.max_artifact_bytes:
+        return finish(args.work, "fail", f"the artifact is {size} bytes, over its budget of "
+                      f"{args.max_artifact_bytes}", 1)
     if problems:
         return finish(args.work, "fail", "compiled a model whose test data kiln cannot feed: "
                       + "; ".join(problems), 1)

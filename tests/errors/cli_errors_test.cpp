@@ -235,6 +235,8 @@ TEST(CliErrors, Compile) {
   expectError({"compile", model, "-o", model}, "the output would overwrite the model '" + model + "'");
   expectError({"compile", model, "-o", out, "--fusion=all"},
               "unknown --fusion 'all' (expected elementwise or none)");
+  expectError({"compile", model, "-o", out, "--optimize=fast"},
+              "unknown --optimize 'fast' (expected speed or size)");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]...
 // [--fix-input=NAME=@FILE.npy]... [--strip] [--external-constants=FILE] [--fusion=MODE]
+// [--optimize=speed|size]
 // [--print-ir-after-all]`: a thin main over kiln::driver.
 #include <cstdio>
 #include <iostream>
@@ -75,6 +76,10 @@ int runCompile(const ParsedArgs& args) {
   if (fusion != "elementwise" && fusion != "none")
     throw CliError("unknown --fusion '" + fusion + "' (expected elementwise or none)");
   options.fusion = fusion == "elementwise";
+  std::string optimize = args.value("optimize").value_or("speed");
+  if (optimize != "speed" && optimize != "size")
+    throw CliError("unknown --optimize '" + optimize + "' (expected speed or size)");
+  options.optimizeForSize = optimize == "size";
   options.printIrAfterAll = args.flag("print-ir-after-all");
   options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
@@ -136,6 +141,10 @@ const Command& compileCommand() {
        {"fusion", FlagKind::Value, "MODE",
         "elementwise (default): fuse elementwise ops into their producer; none: one op per "
         "dispatch"},
+       {"optimize", FlagKind::Value, "GOAL",
+        "speed (default): the fastest kernels, even where their packed weights are larger "
+        "than the model's (Winograd 3x3 convolutions: 1.8-4x those weights); size: constants "
+        "stay the model's size"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

@@ -123,7 +123,8 @@ CompiledModel compileModel(const CompileOptions& options) {
   codegen::CodegenOptions codegenOptions;
   codegenOptions.libraryName = staticLibraryName(options);
   std::vector<codegen::KernelDesc> kernelDescs = codegen::lowerDispatches(dispatchGraph);
-  codegen::packConvWeights(dispatchGraph, kernelDescs, target);  // weights in GEMM panel order
+  // Weights in the order of the kernel that reads them (panels, Winograd transforms).
+  codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);
   codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
   codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 

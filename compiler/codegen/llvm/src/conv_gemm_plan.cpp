@@ -79,9 +79,9 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
   return tile;
 }
 
-ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit) {
+ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayGrowConstants) {
   // The most specialised kernel that takes the convolution and measurably wins, first.
-  if (winogradApplies(desc, unit)) return ConvWeights::Winograd;
+  if (mayGrowConstants && winogradApplies(desc, unit)) return ConvWeights::Winograd;
   if (ocVectorWins(desc, unit)) return ConvWeights::OcVectorPanels;
   if (convGemmTile(desc, unit).applies()) return ConvWeights::GemmPanels;
   return ConvWeights::Oihw;

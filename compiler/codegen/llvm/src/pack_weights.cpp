@@ -13,7 +13,7 @@
 namespace kiln::codegen {
 
 int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
-                    const TargetConfig& target) {
+                    const TargetConfig& target, bool mayGrowConstants) {
   VectorUnit unit = vectorUnitOf(target);
   if (unit.lanes == 0 || kernels.size() != graph.dispatches.size()) return 0;
   // How often each constant is read: by any binding, or by a copy step.
@@ -30,7 +30,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
     if (desc.kind != KernelKind::Conv || desc.weightLayout != ConvWeights::Oihw) continue;
-    ConvWeights layout = chooseConvWeights(desc, unit);
+    ConvWeights layout = chooseConvWeights(desc, unit, mayGrowConstants);
     if (layout == ConvWeights::Oihw) continue;
     ir::Binding* weights = nullptr;
     for (ir::Binding& binding : graph.dispatches[i].bindings)

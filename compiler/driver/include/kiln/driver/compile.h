@@ -41,6 +41,9 @@ struct CompileOptions {
   std::string name;
   // --fusion=none: one op per dispatch (no elementwise fusion), for debugging.
   bool fusion = true;
+  // --optimize=size: no kernel whose packed weights are larger than the model's (Winograd
+  // convolutions), so the constants stay the model's size; speed (default) takes them.
+  bool optimizeForSize = false;
   // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
   // after the TFLite tensor, to compare intermediate results layer by layer.
   bool debugOutputs = false;

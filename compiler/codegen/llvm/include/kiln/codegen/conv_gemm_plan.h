@@ -50,7 +50,10 @@ ConvGemmTile convGemmTile(const KernelDesc& desc, VectorUnit unit);
 
 // Which packed layout (and so which kernel) a convolution whose weights can be packed takes
 // on `unit`; Oihw if none of the packed kernels applies.
-ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit);
+// mayGrowConstants false (`kiln compile --optimize=size`): only layouts of the weights' own
+// size (no Winograd, whose transformed weights are 16/9 or 4 times the 3x3 weights).
+ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit,
+                              bool mayGrowConstants = true);
 
 // OIHW weights (oc rows of k values) in panel order for panels of `mr` rows (see above).
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
@@ -81,7 +84,8 @@ bool ocVectorWins(const KernelDesc& desc, VectorUnit unit);
 // transformed weights are larger: the constants are laid out again) and sets the kernel's
 // weightLayout and weightPanel. `kernels` are graph's dispatches lowered (lowerDispatches), in order.
 // Returns how many constants were packed.
+// mayGrowConstants: as for chooseConvWeights.
 int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
-                    const TargetConfig& target);
+                    const TargetConfig& target, bool mayGrowConstants = true);
 
 }  // namespace kiln::codegen
