@@ -33,6 +33,7 @@
 
 namespace {
 
+constexpr size_t kMinWorkerStack = size_t{4} << 20;  // 4 MiB
 constexpr uint32_t kMaxStageDispatches = 4096;  // larger stages run in several parts
 // How long a thread waits for the next stage (or, the caller, for the stage's last items)
 // before it sleeps: first spinning with a pause instruction, then yielding the processor
@@ -277,10 +278,19 @@ extern "C" kiln_status_t kiln_thread_pool_create(uint32_t threads, kiln_thread_p
   pthread_mutex_init(&pool->mutex, nullptr);
   pthread_cond_init(&pool->wake, nullptr);
   pthread_cond_init(&pool->done, nullptr);
+  // Kernels keep their tiles' panels on the stack (a Winograd convolution's transformed
+  // inputs: up to ~1 MB), so workers get at least kMinWorkerStack whatever the process's
+  // default thread stack is (address space only: pages are touched as the kernels use them).
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  size_t stack = 0;
+  if (pthread_attr_getstacksize(&attr, &stack) != 0 || stack < kMinWorkerStack)
+    pthread_attr_setstacksize(&attr, kMinWorkerStack);
   for (uint32_t i = 1; i < threads; ++i) {
-    if (pthread_create(&pool->workers[pool->workerCount], nullptr, workerLoop, pool) != 0) break;
+    if (pthread_create(&pool->workers[pool->workerCount], &attr, workerLoop, pool) != 0) break;
     ++pool->workerCount;
   }
+  pthread_attr_destroy(&attr);
   *out_pool = pool;
   return KILN_OK;
 }
