@@ -143,20 +143,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   }
   auto splatF = [&](float v) { return llvm::ConstantFP::get(vecTy, v); };
   // The activation field on a vector (the plan excludes Sigmoid and Tanh).
-  auto activate = [&](llvm::Value* v) -> llvm::Value* {
-    const Epilogue& e = d.epilogue;
-    switch (e.act) {
-      case Activation::Relu:
-        return kb.maxValue(v, splatF(0.0f));
-      case Activation::Clip:
-        return kb.minValue(kb.maxValue(v, splatF(e.alpha)), splatF(e.beta));
-      case Activation::LeakyRelu:
-        return b.CreateSelect(b.CreateFCmpOLT(v, splatF(0.0f)), b.CreateFMul(v, splatF(e.alpha)),
-                              v);
-      default:
-        return v;
-    }
-  };
+  auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
   // Lanes inside a tile of `width` pixels, for vector v if the tile ends inside it.
   auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
     if ((v + 1) * L <= width) return nullptr;

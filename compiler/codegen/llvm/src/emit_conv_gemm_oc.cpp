@@ -133,20 +133,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                               llvm::Constant::getNullValue(vecTy));
   };
   // The activation field on a vector of channels (the plan excludes Sigmoid and Tanh).
-  auto activate = [&](llvm::Value* v) -> llvm::Value* {
-    const Epilogue& e = d.epilogue;
-    switch (e.act) {
-      case Activation::Relu:
-        return kb.maxValue(v, splatF(0.0f));
-      case Activation::Clip:
-        return kb.minValue(kb.maxValue(v, splatF(e.alpha)), splatF(e.beta));
-      case Activation::LeakyRelu:
-        return b.CreateSelect(b.CreateFCmpOLT(v, splatF(0.0f)), b.CreateFMul(v, splatF(e.alpha)),
-                              v);
-      default:
-        return v;
-    }
-  };
+  auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
 
   FusedEpilogue epilogue(kb);
   Accumulators acc = makeAccumulators(kb, {MR, plan.ocVectors, L});

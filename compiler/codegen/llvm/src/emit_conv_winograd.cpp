@@ -57,12 +57,13 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
 
   // Tiles, blocks of tile rows and channel blocks (winograd_plan.h).
   const WinogradBlocks blocks = winogradBlocks(d, plan.tile, m);
-  const int64_t TW = blocks.tileCols, rowVectors = blocks.rowVectors, R = blocks.blockRows;
-  // Block b covers tile rows [b*T/B, (b+1)*T/B): shortRows or shortRows + 1 rows (<= R), so
+  const int64_t TW = blocks.tileCols, rowVectors = blocks.rowVectors;
+  // Block b covers tile rows [b*T/B, (b+1)*T/B): shortRows or shortRows + 1 rows (at most
+  // blocks.blockRows, which the buffers are sized for), so
   // contiguous runs of blocks, as the pool's threads take them, get even shares of the map.
   const int64_t rowBlocks = blocks.rowBlocks, T = blocks.tileRows;
   const int64_t shortRows = T / rowBlocks, longRows = shortRows + (T % rowBlocks != 0);
-  assert(longRows <= R);
+  assert(longRows <= blocks.blockRows);
   const int64_t slotsBuf = blocks.slots, blockC = blocks.blockC;
   const int64_t fullCBlocks = C / blockC, lastC = C % blockC;
   // V's positions one cache line more than a block apart: the input transform stores to
@@ -121,19 +122,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
     return sum ? sum : zero;
   };
   // The activation field on a vector (the plan excludes Sigmoid and Tanh).
-  auto activate = [&](llvm::Value* v) -> llvm::Value* {
-    const Epilogue& e = d.epilogue;
-    switch (e.act) {
-      case Activation::Relu:
-        return kb.maxValue(v, zero);
-      case Activation::Clip:
-        return kb.minValue(kb.maxValue(v, splatF(e.alpha)), splatF(e.beta));
-      case Activation::LeakyRelu:
-        return b.CreateSelect(b.CreateFCmpOLT(v, zero), b.CreateFMul(v, splatF(e.alpha)), v);
-      default:
-        return v;
-    }
-  };
+  auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
   // Constant lane masks: lane e of `width` lanes valid if column first + e is in [lo, hi)
   // and e < count (nullptr: every lane valid).
   auto columnMask = [&](int64_t width, int64_t first, int64_t lo, int64_t hi,

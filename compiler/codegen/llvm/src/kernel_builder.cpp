@@ -290,16 +290,18 @@ llvm::Value* KernelBuilder::minValue(llvm::Value* a, llvm::Value* b) {
 }
 
 llvm::Value* KernelBuilder::applyEpilogue(const Epilogue& epilogue, llvm::Value* value) {
+  // A constant of value's type: a scalar, or a splat for a vector.
+  auto constant = [&](float x) { return llvm::ConstantFP::get(value->getType(), x); };
   switch (epilogue.act) {
     case Activation::None:
       return value;
     case Activation::Relu:
-      return maxValue(value, f32(0.0f));
+      return maxValue(value, constant(0.0f));
     case Activation::Clip:
-      return minValue(maxValue(value, f32(epilogue.alpha)), f32(epilogue.beta));
+      return minValue(maxValue(value, constant(epilogue.alpha)), constant(epilogue.beta));
     case Activation::LeakyRelu:
-      return builder_.CreateSelect(builder_.CreateFCmpOLT(value, f32(0.0f)),
-                                   builder_.CreateFMul(value, f32(epilogue.alpha)), value);
+      return builder_.CreateSelect(builder_.CreateFCmpOLT(value, constant(0.0f)),
+                                   builder_.CreateFMul(value, constant(epilogue.alpha)), value);
     case Activation::Sigmoid:
       return emitSigmoid(*this, value);
     case Activation::Tanh:

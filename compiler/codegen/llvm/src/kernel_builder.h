@@ -94,7 +94,8 @@ class KernelBuilder {
   // ---- Float helpers (compare + select: no fmaxf calls on soft-float targets) -------------
   llvm::Value* maxValue(llvm::Value* a, llvm::Value* b);
   llvm::Value* minValue(llvm::Value* a, llvm::Value* b);
-  // Applies a conv/matmul epilogue activation to an f32 value.
+  // Applies a conv/matmul epilogue activation to an f32 value, or to an f32 vector (the
+  // tiled kernels' accumulators; Relu, Clip and LeakyRelu only).
   llvm::Value* applyEpilogue(const Epilogue& epilogue, llvm::Value* value);
 
  private:

@@ -371,19 +371,9 @@ llvm::Value* epilogueVector(KernelBuilder& kb, FusedEpilogue& epilogue, llvm::Va
     return epilogue.applyVector(v, row, column,
                                 valid < lanes ? laneMask(kb, lanes, valid) : nullptr);
   }
-  auto splat = [&](float x) { return b.CreateVectorSplat(lanes, kb.f32(x)); };
-  if (e.chain.nodes.empty()) {
-    switch (e.act) {
-      case Activation::Relu:
-        return kb.maxValue(v, splat(0.0f));
-      case Activation::Clip:
-        return kb.minValue(kb.maxValue(v, splat(e.alpha)), splat(e.beta));
-      case Activation::LeakyRelu:
-        return b.CreateSelect(b.CreateFCmpOLT(v, splat(0.0f)), b.CreateFMul(v, splat(e.alpha)), v);
-      default:
-        break;
-    }
-  }
+  if (e.chain.nodes.empty() && (e.act == Activation::Relu || e.act == Activation::Clip ||
+                                 e.act == Activation::LeakyRelu))
+    return kb.applyEpilogue(e, v);
   // Lane by lane (polynomial activations, chains with strided inputs).
   for (unsigned j = 0; j < valid; ++j) {
     llvm::Value* x = b.CreateExtractElement(v, uint64_t(j));

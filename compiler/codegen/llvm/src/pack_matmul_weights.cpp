@@ -8,25 +8,11 @@
 #include <cstring>
 #include <map>
 
+#include "constant_reads.h"
 #include "kiln/codegen/matmul_pack.h"
 #include "kiln/ir/dispatch_graph.h"
 
 namespace kiln::codegen {
-namespace {
-
-// How often each constant is read: by any binding, or by a copy step.
-std::map<uint32_t, int> constantReads(const ir::DispatchGraph& graph) {
-  std::map<uint32_t, int> reads;
-  for (const ir::Dispatch& dispatch : graph.dispatches)
-    for (const ir::Binding& binding : dispatch.bindings)
-      if (binding.ref.space == ir::Space::Constants) ++reads[binding.ref.index];
-  for (const ir::Step& step : graph.steps)
-    if (step.kind == ir::StepKind::Copy && step.src.space == ir::Space::Constants)
-      ++reads[step.src.index];
-  return reads;
-}
-
-}  // namespace
 
 MatMulPanelTile matMulPanelTile(const KernelDesc& d, VectorUnit unit) {
   if (d.kind != KernelKind::MatMul || unit.lanes < 4 || d.inputs.size() < 2) return {};
@@ -86,7 +72,7 @@ int packMatMulWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels
                       const TargetConfig& target) {
   VectorUnit unit = vectorUnitOf(target);
   if (unit.lanes == 0 || kernels.size() != graph.dispatches.size()) return 0;
-  std::map<uint32_t, int> reads = constantReads(graph);
+  std::map<uint32_t, int> reads = detail::constantReads(graph);
   int packed = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];

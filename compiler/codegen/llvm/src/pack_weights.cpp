@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "constant_reads.h"
 #include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/winograd_plan.h"
 #include "kiln/ir/dispatch_graph.h"
@@ -16,14 +17,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
                     const TargetConfig& target, bool mayGrowConstants) {
   VectorUnit unit = vectorUnitOf(target);
   if (unit.lanes == 0 || kernels.size() != graph.dispatches.size()) return 0;
-  // How often each constant is read: by any binding, or by a copy step.
-  std::map<uint32_t, int> reads;
-  for (const ir::Dispatch& dispatch : graph.dispatches)
-    for (const ir::Binding& binding : dispatch.bindings)
-      if (binding.ref.space == ir::Space::Constants) ++reads[binding.ref.index];
-  for (const ir::Step& step : graph.steps)
-    if (step.kind == ir::StepKind::Copy && step.src.space == ir::Space::Constants)
-      ++reads[step.src.index];
+  std::map<uint32_t, int> reads = detail::constantReads(graph);
 
   int packed = 0;
   bool grown = false;  // a constant changed size
