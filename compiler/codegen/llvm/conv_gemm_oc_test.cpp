@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kiln/codegen/conv_gemm_plan.h"
+#include "conv_reference.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
@@ -18,18 +19,8 @@ using testing::product;
 using testing::randomFloats;
 using testing::runKernel;
 
-BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
-
-struct Case {
-  int64_t n, c, h, w, oc, kh, kw;
-  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
-  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
-  bool bias = true;
-  Activation act = Activation::None;
-  bool residual = false;  // chain: result + R[n][oc][oh][ow], then Relu
-};
-
-VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
+using testing::f32;
+using Case = testing::ConvCase;
 
 // The vector unit of a friendly target name.
 VectorUnit unitOf(const std::string& target) {
@@ -38,75 +29,21 @@ VectorUnit unitOf(const std::string& target) {
   return vectorUnitOf(target == "host" ? testing::hostTarget() : resolveTarget(request));
 }
 
-KernelDesc describe(const Case& t) {
-  const int64_t oh =
-      (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
-  const int64_t ow =
-      (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
-  KernelDesc d;
-  d.kind = KernelKind::Conv;
-  d.name = "conv_gemm_oc";
-  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, t.kh, t.kw})};
-  if (t.bias) d.inputs.push_back(f32({t.oc}));
-  d.output = f32({t.n, t.oc, oh, ow});
-  d.strides = t.strides;
-  d.dilations = t.dilations;
-  d.pads = t.pads;
-  d.epilogue.act = t.act;
-  if (t.act == Activation::Clip) d.epilogue.beta = 6.0f;  // Clip(0, 6)
-  if (t.residual) {
-    const int32_t residualInput = int32_t(d.inputs.size());
-    d.inputs.push_back(d.output);
-    ElementwiseExpr& e = d.epilogue.chain;
-    ExprNode result;
-    result.op = ExprOp::Result;
-    e.nodes.push_back(result);
-    e.addUnary(ExprOp::Relu, e.addBinary(ExprOp::Add, 0, e.addInput(residualInput, ElemType::F32)));
-    d.epilogue.inputCount = 1;
-    d.epilogue.shape = d.output.shape;
-  }
-  return d;
-}
+KernelDesc describe(const Case& t) { return testing::describeConv(t, "conv_gemm_oc"); }
 
 // Runs on `target` (a friendly name the test machine can run).
 void check(const Case& t, const std::string& target = "host") {
   KernelDesc d = describe(t);
   OcVectorTile tile = ocVectorTile(d, unitOf(target));
   ASSERT_TRUE(tile.applies()) << "the channel-vectorised kernel should take this convolution";
-  const int64_t oh = d.output.shape[2], ow = d.output.shape[3];
   const int64_t k = t.c * t.kh * t.kw;
-  std::vector<float> x = randomFloats(product(d.inputs[0].shape), 1);
-  std::vector<float> w = randomFloats(t.oc * k, 2);
-  std::vector<float> b = randomFloats(t.oc, 3);
-  std::vector<float> r = randomFloats(product(d.output.shape), 4);
+  testing::ConvOperands in = testing::randomConvOperands(t);
   d.weightLayout = ConvWeights::OcVectorPanels;
   d.weightPanel = tile.oc();
-  std::vector<std::vector<float>> inputs = {x, packConvWeightPanels(w, t.oc, k, tile.oc())};
-  if (t.bias) inputs.push_back(b);
-  if (t.residual) inputs.push_back(r);
-
-  std::vector<float> want(size_t(product(d.output.shape)));
-  for (int64_t n = 0; n < t.n; ++n)
-    for (int64_t o = 0; o < t.oc; ++o)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          double acc = t.bias ? b[o] : 0.0;
-          for (int64_t c = 0; c < t.c; ++c)
-            for (int64_t ki = 0; ki < t.kh; ++ki)
-              for (int64_t kj = 0; kj < t.kw; ++kj) {
-                int64_t ih = i * t.strides[0] - t.pads[0] + ki * t.dilations[0];
-                int64_t iw = j * t.strides[1] - t.pads[1] + kj * t.dilations[1];
-                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
-                acc += double(x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
-                       w[((o * t.c + c) * t.kh + ki) * t.kw + kj];
-              }
-          float v = float(acc);
-          if (t.act == Activation::Relu) v = std::max(v, 0.0f);
-          if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
-          size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
-          if (t.residual) v = std::max(v + r[at], 0.0f);
-          want[at] = v;
-        }
+  std::vector<std::vector<float>> inputs = {in.x, packConvWeightPanels(in.w, t.oc, k, tile.oc())};
+  if (t.bias) inputs.push_back(in.b);
+  if (t.residual) inputs.push_back(in.r);
+  std::vector<float> want = testing::referenceConv(t, in, d.output.shape);
   std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kiln/codegen/winograd_plan.h"
+#include "conv_reference.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
@@ -18,7 +19,7 @@ using testing::product;
 using testing::randomFloats;
 using testing::runKernel;
 
-BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
+using testing::f32;
 
 struct Case {
   int64_t n, c, h, w, oc;
@@ -30,70 +31,28 @@ struct Case {
 
 VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
 
-KernelDesc describe(const Case& t) {
-  const int64_t oh = t.h + t.pads[0] + t.pads[2] - 2, ow = t.w + t.pads[1] + t.pads[3] - 2;
-  KernelDesc d;
-  d.kind = KernelKind::Conv;
-  d.name = "conv_winograd";
-  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, 3, 3})};
-  if (t.bias) d.inputs.push_back(f32({t.oc}));
-  d.output = f32({t.n, t.oc, oh, ow});
-  d.pads = t.pads;
-  d.epilogue.act = t.act;
-  if (t.act == Activation::Clip) d.epilogue.beta = 6.0f;  // Clip(0, 6)
-  if (t.residual) {
-    const int32_t residualInput = int32_t(d.inputs.size());
-    d.inputs.push_back(d.output);
-    ElementwiseExpr& e = d.epilogue.chain;
-    ExprNode result;
-    result.op = ExprOp::Result;
-    e.nodes.push_back(result);
-    e.addUnary(ExprOp::Relu, e.addBinary(ExprOp::Add, 0, e.addInput(residualInput, ElemType::F32)));
-    d.epilogue.inputCount = 1;
-    d.epilogue.shape = d.output.shape;
-  }
-  return d;
+// The case as a 3x3 stride-1 convolution of the shared reference.
+testing::ConvCase toConv(const Case& t) {
+  return {t.n, t.c, t.h, t.w, t.oc, 3, 3, {1, 1}, {1, 1}, t.pads, t.bias, t.act, t.residual};
 }
+
+KernelDesc describe(const Case& t) { return testing::describeConv(toConv(t), "conv_winograd"); }
 
 // Runs the case with F(m x m) and returns the largest error relative to 1 + |reference|.
 void check(const Case& t, int64_t m) {
   KernelDesc d = describe(t);
   WinogradPlan plan = winogradPlan(d, hostUnit());
   ASSERT_TRUE(plan.applies()) << "the Winograd kernel should take this convolution";
-  const int64_t oh = d.output.shape[2], ow = d.output.shape[3];
-  std::vector<float> x = randomFloats(product(d.inputs[0].shape), 1);
-  std::vector<float> w = randomFloats(t.oc * t.c * 9, 2);
-  std::vector<float> b = randomFloats(t.oc, 3);
-  std::vector<float> r = randomFloats(product(d.output.shape), 4);
+  testing::ConvOperands in = testing::randomConvOperands(toConv(t));
   d.weightLayout = ConvWeights::Winograd;
   d.weightPanel = plan.tile.mr;
   d.winogradTile = m;
   std::vector<std::vector<float>> inputs = {
-      x, winogradTransformWeights(w, t.oc, t.c, m, plan.tile.mr)};
-  if (t.bias) inputs.push_back(b);
-  if (t.residual) inputs.push_back(r);
+      in.x, winogradTransformWeights(in.w, t.oc, t.c, m, plan.tile.mr)};
+  if (t.bias) inputs.push_back(in.b);
+  if (t.residual) inputs.push_back(in.r);
+  std::vector<float> want = testing::referenceConv(toConv(t), in, d.output.shape);
 
-  std::vector<float> want(size_t(product(d.output.shape)));
-  for (int64_t n = 0; n < t.n; ++n)
-    for (int64_t o = 0; o < t.oc; ++o)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          double acc = t.bias ? b[o] : 0.0;
-          for (int64_t c = 0; c < t.c; ++c)
-            for (int64_t ki = 0; ki < 3; ++ki)
-              for (int64_t kj = 0; kj < 3; ++kj) {
-                int64_t ih = i - t.pads[0] + ki, iw = j - t.pads[1] + kj;
-                if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
-                acc += double(x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
-                       w[((o * t.c + c) * 3 + ki) * 3 + kj];
-              }
-          float v = float(acc);
-          if (t.act == Activation::Relu) v = std::max(v, 0.0f);
-          if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
-          size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
-          if (t.residual) v = std::max(v + r[at], 0.0f);
-          want[at] = v;
-        }
   std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
   ASSERT_EQ(got.size(), want.size());
   // Winograd rounds differently from a direct sum (F(4x4) the most): errors grow with the
