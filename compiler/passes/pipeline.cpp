@@ -55,6 +55,7 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
   if (options.fusion) {
     fuseElementwise(dg);
     fuseGemmChains(dg);
+    fuseConvPools(dg);
   }
   scheduleDispatches(dg);
   MemoryPlanOptions memoryOptions;

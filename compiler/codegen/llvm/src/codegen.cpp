@@ -51,6 +51,7 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitElementwise(kb);
     case KernelKind::Conv: {
       uint32_t workgroups = 0;
+      if (kb.desc().pooled()) return emitConvPool(kb);
       if (emitConvDepthwise(kb, workgroups)) return workgroups;
       return emitConv(kb);
     }

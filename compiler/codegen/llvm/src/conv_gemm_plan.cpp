@@ -1,6 +1,7 @@
 // The convolution GEMM kernel's policy: which convolutions it takes, the register tile per
 // vector unit, and the weights' panel order (see conv_gemm_plan.h). LLVM-free.
 #include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/conv_pool_plan.h"
 #include "kiln/codegen/winograd_plan.h"
 
 #include <algorithm>
@@ -80,6 +81,9 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
 }
 
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayGrowConstants) {
+  // A pooled convolution has one kernel (emit_conv_pool.cpp): GEMM panels if it vectorises.
+  if (desc.pooled())
+    return convPoolVectorised(desc, unit) ? ConvWeights::GemmPanels : ConvWeights::Oihw;
   // The most specialised kernel that takes the convolution and measurably wins, first.
   if (mayGrowConstants && winogradApplies(desc, unit)) return ConvWeights::Winograd;
   if (ocVectorWins(desc, unit)) return ConvWeights::OcVectorPanels;

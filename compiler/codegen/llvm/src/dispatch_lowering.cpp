@@ -388,6 +388,20 @@ void lowerRoot(const ir::Op& op, KernelDesc& d) {
 
 }  // namespace
 
+void lowerFusedPool(const ir::Op& pool, KernelDesc& d) {
+  const std::vector<int64_t>& xs = pool.operand(0)->shape();
+  if (d.kind != KernelKind::Conv || xs.size() != 4)
+    unsupported(pool, "a fused pool must follow a 2-D convolution");
+  ir::WindowGeometry g = ir::computeWindowGeometry(
+      ir::Shape(xs.begin() + 2, xs.end()), pool.attrs().getInts("kernel_shape"), pool.attrs(),
+      true);
+  d.convOutput = xs;  // the dispatch's result binding is the pool's already
+  d.poolKernel = {g.kernel[0], g.kernel[1]};
+  d.poolStrides = {g.strides[0], g.strides[1]};
+  d.poolPads = {g.pads[0], g.pads[1], g.pads[2], g.pads[3]};
+  d.output = toBuffer(pool, *pool.result());
+}
+
 KernelDesc lowerDispatch(const ir::Dispatch& dispatch) {
   const ir::Op& op = *dispatch.root;
   checkF64Ops(dispatch);

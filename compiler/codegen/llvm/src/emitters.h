@@ -23,6 +23,8 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_d
 bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_gemm.cpp
 // The same vectorised over output channels, for weights packed as ConvWeights::OcVectorPanels.
 bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups);  // emit_conv_gemm_oc.cpp
+// Convolution with a fused MaxPool (KernelDesc::pooled; conv_pool_plan.h).
+uint32_t emitConvPool(KernelBuilder& kb);  // emit_conv_pool.cpp
 uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp

@@ -184,6 +184,12 @@ std::string KernelDesc::key() const {
          << ',' << depthStride << ',' << depthDilation << ',' << depthPadBegin << ','
          << depthPadEnd << " wl" << static_cast<int>(weightLayout) << " wp" << weightPanel
          << " wt" << winogradTile;
+      if (pooled()) {
+        printList(os, " conv", convOutput);
+        os << " pk" << poolKernel[0] << 'x' << poolKernel[1] << " ps" << poolStrides[0] << 'x'
+           << poolStrides[1] << " pp" << poolPads[0] << ',' << poolPads[1] << ',' << poolPads[2]
+           << ',' << poolPads[3];
+      }
       [[fallthrough]];
     case KernelKind::MatMul:
       os << " act" << static_cast<int>(epilogue.act) << ' ' << epilogue.alpha << ' '

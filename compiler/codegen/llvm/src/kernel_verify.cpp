@@ -125,6 +125,17 @@ void verifyKernel(const KernelDesc& d) {
       c.require(d.groups > 0 && x[1] == w[1] * d.groups && w[0] % d.groups == 0,
                 "channels do not match groups");
       c.require(d.output.shape[1] == w[0], "output channels do not match W");
+      if (d.pooled()) {
+        c.require(rank == 4 && d.convOutput.size() == 4 && d.groups == 1,
+                  "a fused pool needs a 2-D convolution with group 1");
+        for (int a = 0; a < 2; ++a) {
+          int64_t windows = (d.convOutput[2 + a] + d.poolPads[a] + d.poolPads[2 + a] -
+                             d.poolKernel[a] + d.poolStrides[a]) / d.poolStrides[a];
+          c.require(d.poolKernel[a] > 0 && d.poolStrides[a] > 0 && d.output.shape[2 + a] > 0 &&
+                        d.output.shape[2 + a] <= windows + 1,
+                    "fused pool shape");
+        }
+      }
       if (d.inputs.size() - d.epilogue.inputCount == 3)  // fused-chain inputs come after
         c.require(d.inputs[2].elementCount() == w[0], "bias size");
       break;

@@ -5,7 +5,8 @@
 // binding order). Over an elementwise root the chain extends the root's expression (one loop
 // kernel); over any other root it becomes the epilogue chain, whose Result node is the root's
 // value. A fused Gemm/MatMul (fuseGemmChains, always last) ends the chain and becomes the
-// kernel's second product (KernelDesc::tailB). LLVM-free.
+// kernel's second product (KernelDesc::tailB); a fused MaxPool (fuseConvPools, last too)
+// pools the convolution's result after the chain (KernelDesc::convOutput). LLVM-free.
 #include "lowering.h"
 
 namespace kiln::codegen::detail {
@@ -82,6 +83,14 @@ void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d) {
       d.tailBeta = gemm ? op.attrs().getFloat("beta", 1.0f) : 1.0f;
       d.output = toBuffer(op, *op.result());
       if (e.nodes.size() == 1) e.nodes.clear();  // no elementwise ops before it
+      return;
+    }
+    if (op.kind() == ir::OpKind::MaxPool) {
+      // A pool after a convolution (fuseConvPools): it ends the chain, which applies first.
+      if (k + 1 != dispatch.fused.size()) unsupported(op, "a fused pool must end the chain");
+      lowerFusedPool(op, d);
+      if (e.nodes.size() > 1) break;
+      e.nodes.clear();  // no elementwise ops before it
       return;
     }
     d.epilogue.shape = op.result()->shape();

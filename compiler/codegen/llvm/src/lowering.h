@@ -28,4 +28,8 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& desc);
 // d.epilogue's chain (other roots).
 void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d);
 
+// dispatch_lowering.cpp: a MaxPool fused after a 2-D convolution (fuseConvPools): the pool's
+// geometry in d.pool* and d.convOutput, its result as d.output.
+void lowerFusedPool(const ir::Op& pool, KernelDesc& d);
+
 }  // namespace kiln::codegen::detail

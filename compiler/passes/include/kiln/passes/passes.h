@@ -47,6 +47,11 @@ void fuseElementwise(ir::DispatchGraph& graph);
 // fuseElementwise.
 void fuseGemmChains(ir::DispatchGraph& graph);
 
+// fuse_conv_pool.cpp: a MaxPool whose input is the result of a (fused) convolution joins
+// that dispatch; the kernel pools each band of convolution rows before it is stored. After
+// fuseElementwise.
+void fuseConvPools(ir::DispatchGraph& graph);
+
 // schedule.cpp: stages (a dispatch goes in the stage after its last producer), dispatches
 // reordered by (stage, topological order), the step list with a barrier between stages.
 void scheduleDispatches(ir::DispatchGraph& graph);

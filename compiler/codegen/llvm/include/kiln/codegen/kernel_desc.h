@@ -178,6 +178,14 @@ struct KernelDesc {
   int64_t winogradTile = 0;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
+  // Conv with a fused MaxPool (fuseConvPools; emit_conv_pool.cpp): the convolution's result,
+  // of shape convOutput [N, OC, OH, OW] after the epilogue, is max-pooled over poolKernel
+  // windows (poolStrides, poolPads top, left, bottom, right; -inf padding, ceil mode already
+  // in the shapes) before it is stored: `output` is the pooled tensor. Empty: no pool.
+  std::vector<int64_t> convOutput;
+  std::array<int64_t, 2> poolKernel{1, 1}, poolStrides{1, 1};
+  std::array<int64_t, 4> poolPads{0, 0, 0, 0};
+  bool pooled() const { return !convOutput.empty(); }
   Epilogue epilogue;  // Conv, MatMul
 
   // MatMul / Gemm: Y = alpha * op(A) op(B) + beta * C

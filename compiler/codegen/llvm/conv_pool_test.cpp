@@ -1,0 +1,176 @@
+// The fused Conv + MaxPool kernel (emit_conv_pool.cpp, conv_pool_plan.h) against a double-
+// precision reference (the convolution, then the pool over it): odd map sizes, strided and
+// padded convolutions (3x3 s2 as SqueezeNet's stem, 7x7 s2 pad 3 as ResNet's), pools with
+// pads, ceil mode and windows wholly in the padding, K larger than one block, OC not a
+// multiple of the panel, two images, weights packed (as the driver packs them) and OIHW,
+// the host's AVX2 and 4-lane SSE, the plain loops (pool width stride 5), and 1, 2 and 5
+// workgroups (every split must agree).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "conv_reference.h"
+#include "kiln/codegen/conv_pool_plan.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+using testing::runKernel;
+
+struct PoolCase {
+  std::array<int64_t, 2> kernel{3, 3}, strides{2, 2};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
+  bool ceil = false;
+};
+
+int64_t pooledSize(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after, bool ceil) {
+  int64_t span = in + before + after - k;
+  return (ceil ? (span + s - 1) / s : span / s) + 1;
+}
+
+// The pooled description of conv case t.
+KernelDesc describe(const testing::ConvCase& t, const PoolCase& p) {
+  KernelDesc d = testing::describeConv(t, "conv_pool");
+  d.convOutput = d.output.shape;
+  d.poolKernel = p.kernel;
+  d.poolStrides = p.strides;
+  d.poolPads = p.pads;
+  d.output.shape[2] = pooledSize(d.convOutput[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.ceil);
+  d.output.shape[3] = pooledSize(d.convOutput[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.ceil);
+  return d;
+}
+
+// Max of the convolution over each window's taps inside the map (-inf if there are none).
+std::vector<float> referencePool(const std::vector<float>& conv, const KernelDesc& d) {
+  const int64_t planes = d.output.shape[0] * d.output.shape[1];
+  const int64_t OH = d.convOutput[2], OW = d.convOutput[3];
+  const int64_t PH = d.output.shape[2], PW = d.output.shape[3];
+  std::vector<float> want;
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t ph = 0; ph < PH; ++ph)
+      for (int64_t pw = 0; pw < PW; ++pw) {
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t i = 0; i < d.poolKernel[0]; ++i)
+          for (int64_t j = 0; j < d.poolKernel[1]; ++j) {
+            int64_t r = ph * d.poolStrides[0] - d.poolPads[0] + i;
+            int64_t c = pw * d.poolStrides[1] - d.poolPads[1] + j;
+            if (r >= 0 && r < OH && c >= 0 && c < OW)
+              m = std::max(m, double(conv[size_t((plane * OH + r) * OW + c)]));
+          }
+        want.push_back(float(m));
+      }
+  return want;
+}
+
+void check(const testing::ConvCase& t, const PoolCase& p, const std::string& target = "host",
+           bool pack = true) {
+  SCOPED_TRACE(target);
+  KernelDesc d = describe(t, p);
+  testing::ConvOperands in = testing::randomConvOperands(t);
+  std::vector<std::vector<float>> inputs = {in.x, in.w};
+  TargetRequest request;
+  request.name = target;
+  VectorUnit unit = vectorUnitOf(resolveTarget(request));
+  if (pack && chooseConvWeights(d, unit, true) == ConvWeights::GemmPanels) {
+    ConvGemmTile tile = convGemmTile(d, unit);
+    d.weightLayout = ConvWeights::GemmPanels;
+    d.weightPanel = tile.mr;
+    inputs[1] = packConvWeightPanels(in.w, t.oc, t.c * t.kh * t.kw, tile.mr);
+  }
+  if (t.bias) inputs.push_back(in.b);
+  std::vector<float> want = referencePool(testing::referenceConv(t, in, d.convOutput), d);
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isinf(want[i])) {
+      ASSERT_EQ(got[i], want[i]) << "element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+  }
+}
+
+void checkTargets(const testing::ConvCase& t, const PoolCase& p) {
+  check(t, p, "host");
+  check(t, p, "host", /*pack=*/false);
+  check(t, p, "x86_64");
+}
+
+TEST(ConvPool, SqueezeNetStem) {
+  // 3x3 s2 3->10 at 25x25 (conv 12x12), Relu, MaxPool 3x3 s2 ceil mode (6x6: the last
+  // window has two rows and columns).
+  checkTargets({1, 3, 25, 25, 10, 3, 3, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu},
+               {{3, 3}, {2, 2}, {0, 0, 0, 0}, true});
+}
+
+TEST(ConvPool, ResNetStem) {
+  // 7x7 s2 pad 3, 3->7 at 37x41 (conv 19x21), Relu, MaxPool 3x3 s2 pad 1.
+  checkTargets({1, 3, 37, 41, 7, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, Activation::Relu},
+               {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+}
+
+TEST(ConvPool, MnistShapes) {
+  // 5x5 valid conv 1->6 at 28x28, 2x2 s2; 3x3 pad 1 conv 6->16 at 13x13 (odd), 2x2 s2.
+  checkTargets({1, 1, 28, 28, 6, 5, 5, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu},
+               {{2, 2}, {2, 2}, {0, 0, 0, 0}, false});
+  checkTargets({1, 6, 13, 13, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, Activation::None},
+               {{2, 2}, {2, 2}, {0, 0, 0, 0}, true});
+}
+
+TEST(ConvPool, WideRowsTwoImagesAndClip) {
+  // Rows of several tiles with a tail, two images, OC % 6 = 5, Clip, pool stride 1.
+  checkTargets({2, 4, 9, 45, 11, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip},
+               {{2, 3}, {1, 1}, {0, 1, 1, 0}, false});
+}
+
+TEST(ConvPool, KLargerThanABlock) {
+  // K = 200 * 9 = 1800: the row's panels do not fit one block; partial sums in the buffer.
+  checkTargets({1, 200, 12, 40, 13, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
+               {{3, 3}, {2, 2}, {1, 1, 1, 1}, true});
+}
+
+TEST(ConvPool, WindowsInThePadding) {
+  // Pads as large as the kernel with ceil mode: the last pooled row and column see no
+  // convolution value (-inf, as the plain pool gives).
+  checkTargets({1, 2, 7, 7, 5, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None},
+               {{2, 2}, {2, 2}, {0, 0, 2, 2}, true});
+}
+
+TEST(ConvPool, PlainLoops) {
+  // Pool width stride 5: the plain loops (OIHW weights) on every target.
+  KernelDesc d = describe({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true,
+                           Activation::Relu},
+                          {{2, 5}, {2, 5}, {0, 0, 0, 0}, true});
+  EXPECT_FALSE(convPoolVectorised(d, {8, 16}));
+  EXPECT_EQ(chooseConvWeights(d, {8, 16}, true), ConvWeights::Oihw);
+  checkTargets({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
+               {{2, 5}, {2, 5}, {0, 0, 0, 0}, true});
+}
+
+TEST(ConvPool, PlanSplitsIntoEvenBands) {
+  // SqueezeNet: conv 64x111x111 -> 55x55; ResNet-18: 64x112x112 -> 56x56 (pad 1).
+  KernelDesc squeeze = describe({1, 3, 224, 224, 64, 3, 3, {2, 2}}, {{3, 3}, {2, 2}, {}, true});
+  ASSERT_EQ(squeeze.output.shape[2], 55);
+  ConvPoolPlan p = convPoolPlan(squeeze, 6, 8, 16);
+  EXPECT_EQ(p.ocGroups, 1);
+  EXPECT_EQ(p.ocPerGroup, 66);
+  EXPECT_EQ(p.bandRows, 7);
+  EXPECT_EQ(p.bands, 8);
+  EXPECT_EQ(p.rowLen % 8, 0);
+  EXPECT_GE(p.rowLen, 7 * 16);
+  EXPECT_EQ(chooseConvWeights(squeeze, {8, 16}, true), ConvWeights::GemmPanels);
+  KernelDesc resnet = describe({1, 3, 224, 224, 64, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},
+                               {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+  ASSERT_EQ(resnet.output.shape[2], 56);
+  EXPECT_EQ(convPoolPlan(resnet, 6, 8, 16).bands, 8);
+  // Windows' convolution rows: clipped to the map.
+  EXPECT_EQ(convRowsOf(resnet, 0).first, 0);
+  EXPECT_EQ(convRowsOf(resnet, 0).end, 2);
+  EXPECT_EQ(convRowsOf(resnet, 55).first, 109);
+  EXPECT_EQ(convRowsOf(resnet, 55).end, 112);
+}
+
+}  // namespace
+}  // namespace kiln::codegen

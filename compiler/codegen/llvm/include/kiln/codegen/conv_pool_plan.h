@@ -1,0 +1,50 @@
+// The fused Conv + MaxPool kernel's policy (emit_conv_pool.cpp), in one place: whether the
+// convolution runs on the GEMM microkernel (then its weights are packed in GemmPanels, as
+// chooseConvWeights asks here) and how the work splits. LLVM-free.
+//
+// Work items are (image, group of output channels, band of pooled rows). An item computes
+// the convolution rows its band's pool windows read, one at a time, into a stack buffer
+// (one row per output channel of the group, -inf around the row so the pool's padding and
+// ceil-mode windows need no tests), pools each row along its width into a second buffer
+// and folds that into the pooled rows whose windows contain it (the first one stores, the
+// others take the max). Convolution rows read by two bands (kernel > stride) are computed
+// by both; bands are few and tall so that costs little (ResNet-18 and SqueezeNet: 8 bands
+// of 7 pooled rows, 15 convolution rows for 14).
+#pragma once
+
+#include <cstdint>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/kernel_desc.h"
+
+namespace kiln::codegen {
+
+// Whether a pooled convolution (KernelDesc::pooled) runs on the GEMM microkernel with
+// im2col row tiles and vector pooling: convGemmTile takes it and the pool's width stride is
+// 1-4. Else the kernel's plain loops run it (weights OIHW).
+bool convPoolVectorised(const KernelDesc& d, VectorUnit unit);
+
+struct ConvPoolPlan {
+  int64_t lanes = 1;       // f32 lanes of the row buffers' vectors (1: plain loops)
+  int64_t panelRows = 1;   // output channels per weights panel (MR; 1: plain loops)
+  int64_t ocPerGroup = 1;  // output channels per item (a multiple of panelRows)
+  int64_t ocGroups = 1;
+  int64_t bandRows = 1;  // pooled rows per band (the last band may be shorter)
+  int64_t bands = 1;
+  int64_t rowLen = 0;     // floats per channel in the convolution-row buffer
+  int64_t pooledLen = 0;  // floats per channel in the width-pooled buffer
+  int64_t items(int64_t images) const { return images * ocGroups * bands; }
+};
+
+// The split for `d` with panels of `panelRows` channels, vectors of `lanes` floats and
+// convolution tiles of `tileWidth` pixels (1, 1, 1 for the plain loops).
+ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes, int64_t tileWidth);
+
+// Convolution rows [first, end) that pooled row `ph` reads (empty if its window lies in the
+// padding).
+struct RowRange {
+  int64_t first = 0, end = 0;
+};
+RowRange convRowsOf(const KernelDesc& d, int64_t ph);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,63 @@
+// The fused Conv + MaxPool kernel's policy (see conv_pool_plan.h). LLVM-free.
+#include "kiln/codegen/conv_pool_plan.h"
+
+#include <algorithm>
+
+namespace kiln::codegen {
+namespace {
+
+constexpr int64_t kTargetItems = 8;       // items per dispatch (even over 1, 2, 4, 8 threads)
+constexpr int64_t kMaxRowFloats = 16384;  // a group's convolution-row buffer: 64 KB at most
+constexpr int64_t kMaxStride = 4;         // widest pool stride the vector pooling reads
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+bool convPoolVectorised(const KernelDesc& d, VectorUnit unit) {
+  return d.pooled() && d.poolStrides[1] <= kMaxStride && convGemmTile(d, unit).applies();
+}
+
+ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes,
+                          int64_t tileWidth) {
+  ConvPoolPlan p;
+  p.lanes = lanes;
+  p.panelRows = panelRows;
+  const int64_t N = d.output.shape[0], OC = d.output.shape[1];
+  const int64_t PH = d.output.shape[2], PW = d.output.shape[3];
+  const int64_t OW = d.convOutput[3];
+  const int64_t kw = d.poolKernel[1], sw = d.poolStrides[1], padLeft = d.poolPads[1];
+  // Row buffer: padLeft floats of -inf, the row (whole tiles of it), -inf up to the last
+  // float the width pooling reads (whole vectors of pooled columns).
+  const int64_t pooledVectors = ceilDiv(PW, lanes);
+  p.pooledLen = pooledVectors * lanes;
+  const int64_t written = padLeft + ceilDiv(OW, tileWidth) * tileWidth;
+  const int64_t read = pooledVectors * lanes * sw + kw - 1;
+  p.rowLen = ceilDiv(std::max(written, read), lanes) * lanes;
+  // Output channels: all of them unless the row buffer would outgrow kMaxRowFloats.
+  const int64_t panels = ceilDiv(OC, panelRows);
+  const int64_t panelsPerGroup =
+      std::clamp<int64_t>(kMaxRowFloats / (p.rowLen * panelRows), 1, panels);
+  p.ocGroups = ceilDiv(panels, panelsPerGroup);
+  p.ocPerGroup = ceilDiv(panels, p.ocGroups) * panelRows;
+  p.ocGroups = ceilDiv(OC, p.ocPerGroup);
+  // Bands: enough items for kTargetItems, as tall as that allows, and an even count (two
+  // threads get the same share; 14 pooled rows: 4 bands of 4, not 7 of 2).
+  const int64_t wanted = std::clamp<int64_t>(ceilDiv(kTargetItems, N * p.ocGroups), 1, PH);
+  p.bandRows = ceilDiv(PH, wanted);
+  p.bands = ceilDiv(PH, p.bandRows);
+  while (p.bands > 1 && p.bands % 2 == 1 && (N * p.ocGroups) % 2 == 1) {
+    p.bandRows += 1;
+    p.bands = ceilDiv(PH, p.bandRows);
+  }
+  return p;
+}
+
+RowRange convRowsOf(const KernelDesc& d, int64_t ph) {
+  const int64_t start = ph * d.poolStrides[0] - d.poolPads[0];
+  RowRange r{std::max<int64_t>(start, 0), std::min(start + d.poolKernel[0], d.convOutput[2])};
+  if (r.end < r.first) r.end = r.first;
+  return r;
+}
+
+}  // namespace kiln::codegen

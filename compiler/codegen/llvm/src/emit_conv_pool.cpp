@@ -1,0 +1,409 @@
+// Convolution with a fused MaxPool (KernelDesc::pooled; the plan and the work split are in
+// conv_pool_plan.h). Per work item (image, group of output channels, band of pooled rows),
+// for each convolution row the band's windows read, top to bottom:
+//  1. the row, every output channel of the group, into a stack buffer: on vector targets by
+//     the GEMM microkernel (emit_gemm_microkernel.h) over im2col row tiles
+//     (emit_im2col.h), MR output channels x NR pixels a tile, weights packed in GemmPanels
+//     (or OIHW), K blocks of whole channels with the partial sums in the buffer; else by
+//     plain loops. The activation and the fused chain apply before the store; the buffer
+//     holds -inf left of the row and right of it, so the pool's padding needs no tests;
+//  2. the row pooled along its width into a second buffer: per vector of pooled columns,
+//     the max of the window's taps over stride x lanes consecutive floats, then every
+//     stride-th lane (no gathers);
+//  3. that folded into each pooled row of the band whose window contains the convolution
+//     row: the window's first row stores, later rows take the max with what is there.
+// Pooled rows whose window lies entirely in the padding are -inf, as the plain pool makes
+// them. Only the pooled tensor is written to memory.
+#include <algorithm>
+#include <cassert>
+
+#include "emit_gemm_microkernel.h"
+#include "emit_im2col.h"
+#include "emitters.h"
+#include "fused_epilogue.h"
+#include "kernel_builder.h"
+#include "kiln/codegen/conv_pool_plan.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+constexpr int64_t kPanelFloats = 49152;  // one row's B panels: 192 KB (L2) at most
+
+}  // namespace
+
+uint32_t emitConvPool(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const VectorUnit unit{kb.target().vectorLanes, kb.target().vectorRegisters};
+  const bool vector = convPoolVectorised(d, unit);
+  assert(vector || d.weightLayout == ConvWeights::Oihw);
+  ConvGemmTile tile = vector ? convGemmTile(d, unit) : ConvGemmTile{};
+  assert(d.weightLayout == ConvWeights::Oihw ||
+         (d.weightLayout == ConvWeights::GemmPanels && d.weightPanel == tile.mr));
+  llvm::IRBuilder<>& b = kb.b();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t OC = ws[0], KH = ws[2], KW = ws[3];
+  const int64_t OH = d.convOutput[2], OW = d.convOutput[3], PH = ys[2], PW = ys[3];
+  const int64_t sh = d.strides[0], sw = d.strides[1], dh = d.dilations[0], dw = d.dilations[1];
+  const int64_t padTop = d.pads[0], padLeft = d.pads[1];
+  const int64_t pkh = d.poolKernel[0], pkw = d.poolKernel[1];
+  const int64_t psh = d.poolStrides[0], psw = d.poolStrides[1];
+  const int64_t ppt = d.poolPads[0];
+  const int64_t taps = KH * KW, K = C * taps;
+  const int64_t L = vector ? tile.lanes : 1, MR = vector ? tile.mr : 1;
+  const int64_t NRV = vector ? tile.nrVectors : 1, NR = vector ? tile.nr() : 1;
+  const ConvPoolPlan plan = convPoolPlan(d, MR, L, NR);
+  const bool packedA = d.weightLayout == ConvWeights::GemmPanels;
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
+  const bool chain = !d.epilogue.chain.nodes.empty();
+  const unsigned out = kb.outputBinding();
+  const int64_t rowLen = plan.rowLen, pooledLen = plan.pooledLen, G = plan.ocPerGroup;
+
+  llvm::Type* floatTy = b.getFloatTy();
+  auto* vecTy = llvm::FixedVectorType::get(floatTy, unsigned(L));
+  const float negInf = -__builtin_inff();
+  auto stackArray = [&](int64_t floats, const char* name) {
+    auto* a = llvm::cast<llvm::AllocaInst>(
+        kb.local(llvm::ArrayType::get(floatTy, uint64_t(floats)), name));
+    a->setAlignment(llvm::Align(64));
+    return a;
+  };
+  llvm::Value* rows = stackArray(G * rowLen, "conv_rows");
+  llvm::Value* pooled = stackArray(G * pooledLen, "pooled_row");
+  auto at = [&](llvm::Value* buffer, llvm::Value* i) { return b.CreateGEP(floatTy, buffer, i); };
+  // Lanes inside a run of `width` floats, for vector v if the run ends inside it.
+  auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
+    if ((v + 1) * L <= width) return nullptr;
+    std::vector<llvm::Constant*> on;
+    for (int64_t j = 0; j < L; ++j) on.push_back(b.getInt1(v * L + j < width));
+    return llvm::ConstantVector::get(on);
+  };
+  auto loadVec = [&](llvm::Value* ptr, llvm::Value* mask) -> llvm::Value* {
+    if (!mask) return b.CreateAlignedLoad(vecTy, ptr, llvm::Align(4));
+    return b.CreateMaskedLoad(vecTy, ptr, llvm::Align(4), mask, llvm::ConstantFP::get(vecTy, 0.0));
+  };
+  auto storeVec = [&](llvm::Value* value, llvm::Value* ptr, llvm::Value* mask) {
+    if (mask) {
+      b.CreateMaskedStore(value, ptr, llvm::Align(4), mask);
+    } else {
+      b.CreateAlignedStore(value, ptr, llvm::Align(4));
+    }
+  };
+  FusedEpilogue epilogue(kb);
+  FusedEpilogue::Row noRow = epilogue.row(kb.index(0));  // the chain reads no other tensor
+
+  // Vector-path state: the im2col panels of one row and the microkernel's accumulators.
+  const int64_t tiles = (OW + NR - 1) / NR, fullTiles = OW / NR, tailWidth = OW % NR;
+  const int64_t blockC =
+      vector ? std::clamp<int64_t>(kPanelFloats / (tiles * taps * NR), 1, C) : C;
+  const int64_t blocks = (C + blockC - 1) / blockC;
+  const int64_t evenC = (C + blocks - 1) / blocks;  // channels per block, evenly split
+  const int64_t fullBlocks = C / evenC, lastC = C % evenC;
+  const int64_t tileFloats = evenC * taps * NR;
+  const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
+  const int64_t panels = (OC + MR - 1) / MR, fullPanels = OC / MR, remRows = OC % MR;
+  llvm::Value* bPanel = vector ? stackArray(tiles * tileFloats, "im2col") : nullptr;
+  Accumulators acc = vector ? makeAccumulators(kb, {MR, NRV, unsigned(L)}) : Accumulators{};
+  const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
+
+  // Pooled rows whose window lies in the padding (ceil mode, large pads): filled with -inf.
+  bool anyEmptyRow = false;
+  for (int64_t ph = 0; ph < PH; ++ph) {
+    RowRange r = convRowsOf(d, ph);
+    anyEmptyRow |= r.first >= r.end;
+  }
+
+  const int64_t items = plan.items(N);
+  kb.forWorkgroupShare(items, [&](llvm::Value* item) {
+    std::vector<llvm::Value*> co = kb.decompose(item, {N, plan.ocGroups, plan.bands});
+    llvm::Value *n = co[0], *group = co[1], *band = co[2];
+    llvm::Value* ocStart = b.CreateMul(group, kb.index(G));
+    llvm::Value* ocCount = kb.minValue(kb.index(G), b.CreateSub(kb.index(OC), ocStart));
+    llvm::Value* xImage = b.CreateMul(n, kb.index(C * H * W));
+    llvm::Value* ph0 = b.CreateMul(band, kb.index(plan.bandRows));
+    llvm::Value* ph1 = kb.minValue(b.CreateAdd(ph0, kb.index(plan.bandRows)), kb.index(PH));
+    // The pooled row ph of output channel oc (group-local) starts at this output element.
+    auto outRow = [&](llvm::Value* ocLocal, llvm::Value* ph) {
+      llvm::Value* channel = b.CreateAdd(b.CreateMul(n, kb.index(OC)), b.CreateAdd(ocStart, ocLocal));
+      return b.CreateMul(b.CreateAdd(b.CreateMul(channel, kb.index(PH)), ph), kb.index(PW));
+    };
+
+    // -inf everywhere in the row buffer: the row's padding (the convolution never writes it).
+    kb.forRange(kb.index(0), kb.index(G * rowLen / L), [&](llvm::Value* i) {
+      llvm::Value* p = at(rows, b.CreateMul(i, kb.index(L)));
+      if (L == 1) {
+        b.CreateStore(kb.f32(negInf), p);
+      } else {
+        b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
+      }
+    });
+    if (anyEmptyRow) {
+      kb.forRange(ph0, ph1, [&](llvm::Value* ph) {
+        llvm::Value* start = b.CreateSub(b.CreateMul(ph, kb.index(psh)), kb.index(ppt));
+        llvm::Value* first = kb.maxValue(start, kb.index(0));
+        llvm::Value* end = kb.minValue(b.CreateAdd(start, kb.index(pkh)), kb.index(OH));
+        kb.ifThen(b.CreateICmpSGE(first, end), [&] {
+          kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
+            llvm::Value* base = outRow(ocl, ph);
+            kb.forRange(0, PW, [&](llvm::Value* pw) {
+              kb.store(out, ElemType::F32, b.CreateAdd(base, pw), kb.f32(negInf));
+            });
+          });
+        });
+      });
+    }
+
+    // ---- 1. Convolution row r into `rows` (channel ocl at ocl * rowLen + padLeft) --------
+    const int64_t bufLeft = d.poolPads[1];
+    auto convRowVector = [&](llvm::Value* r) {
+      llvm::Value* rowPixel = b.CreateMul(r, kb.index(OW));
+      llvm::Value* panelLo = b.CreateUDiv(ocStart, kb.index(MR));
+      llvm::Value* panelHi = kb.minValue(b.CreateAdd(panelLo, kb.index(G / MR)), kb.index(panels));
+      llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
+      // One MR x NR tile (rows output channels from `panel`, tile t of `width` pixels) over
+      // K range [k0, k0 + kCount).
+      auto tileProduct = [&](llvm::Value* panel, int64_t rowsHere, llvm::Value* t, int64_t width,
+                             llvm::Value* k0, int64_t kCount, llvm::Value* first,
+                             llvm::Value* last) {
+        const int64_t nv = (width + L - 1) / L;
+        llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
+        llvm::Value* column0 = b.CreateMul(t, kb.index(NR));
+        std::vector<llvm::Value*> bufRow(static_cast<size_t>(rowsHere));
+        for (int64_t m = 0; m < rowsHere; ++m) {
+          llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
+          llvm::Value* local = b.CreateSub(oc, ocStart);
+          bufRow[m] = b.CreateAdd(b.CreateMul(local, kb.index(rowLen)),
+                                  b.CreateAdd(column0, kb.index(bufLeft)));
+          llvm::Value* start = hasBias ? b.CreateVectorSplat(unsigned(L), kb.load(2, ElemType::F32, oc))
+                                       : llvm::ConstantFP::get(vecTy, 0.0);
+          for (int64_t v = 0; v < nv; ++v) {
+            llvm::Value* value = start;
+            if (first != b.getTrue()) {
+              llvm::Value* partial =
+                  loadVec(at(rows, b.CreateAdd(bufRow[m], kb.index(v * L))), nullptr);
+              value = b.CreateSelect(first, start, partial);
+            }
+            b.CreateStore(value, acc[m][v]);
+          }
+        }
+        const int64_t stride = std::min(rowsHere, MR);
+        llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
+                                                   b.CreateMul(k0, kb.index(stride)))
+                                     : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
+        LoadA loadA = [&](llvm::Value* k, int64_t m) {
+          llvm::Value* off = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(stride)), kb.index(m))
+                                     : b.CreateAdd(k, kb.index(m * K));
+          return kb.load(1, ElemType::F32, b.CreateAdd(aBase, off));
+        };
+        llvm::Value* tileBase = b.CreateMul(t, kb.index(tileFloats));
+        LoadB loadB = [&](llvm::Value* k, int64_t v) -> llvm::Value* {
+          llvm::Value* slot =
+              b.CreateAdd(tileBase, b.CreateAdd(b.CreateMul(k, kb.index(NR)), kb.index(v * L)));
+          return b.CreateAlignedLoad(vecTy, at(bPanel, slot), llvm::Align(32));
+        };
+        emitMicrokernel(kb, {rowsHere, nv, unsigned(L)}, acc, kCount, unroll, loadA, loadB);
+        for (int64_t m = 0; m < rowsHere; ++m) {
+          for (int64_t v = 0; v < nv; ++v) {
+            llvm::Value* value = b.CreateLoad(vecTy, acc[m][v]);
+            llvm::Value* mask = laneMask(width, v);
+            if (last != b.getFalse()) {
+              llvm::Value* done = kb.applyEpilogue(d.epilogue, value);
+              if (chain)
+                done = epilogue.applyVector(done, noRow, b.CreateAdd(column0, kb.index(v * L)),
+                                            mask);
+              value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
+            }
+            storeVec(value, at(rows, b.CreateAdd(bufRow[m], kb.index(v * L))), mask);
+          }
+        }
+      };
+      // One K block: the row's tiles packed, then every panel of the group times every tile.
+      auto block = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
+        auto pack = [&](llvm::Value* t, int64_t width) {
+          llvm::Value* p0 = b.CreateAdd(rowPixel, b.CreateMul(t, kb.index(NR)));
+          emitIm2colTile(kb, im2col, /*rowTiles=*/true, NR, bPanel,
+                         b.CreateMul(t, kb.index(tileFloats)), xImage, c0, count, p0, width);
+        };
+        kb.forRange(0, fullTiles, [&](llvm::Value* t) { pack(t, NR); });
+        if (tailWidth > 0) pack(kb.index(fullTiles), tailWidth);
+        llvm::Value* k0 = b.CreateMul(c0, kb.index(taps));
+        auto panelRow = [&](llvm::Value* panel, int64_t rowsHere) {
+          kb.forRange(kb.index(0), kb.index(fullTiles), [&](llvm::Value* t) {
+            tileProduct(panel, rowsHere, t, NR, k0, count * taps, first, last);
+          });
+          if (tailWidth > 0)
+            tileProduct(panel, rowsHere, kb.index(fullTiles), tailWidth, k0, count * taps, first,
+                        last);
+        };
+        kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelRow(panel, MR); });
+        if (remRows > 0)
+          kb.ifThen(b.CreateICmpEQ(panelHi, kb.index(panels)),
+                    [&] { panelRow(kb.index(fullPanels), remRows); });
+      };
+      if (fullBlocks == 1 && lastC == 0) {
+        block(kb.index(0), evenC, b.getTrue(), b.getTrue());
+      } else {
+        kb.forRange(0, fullBlocks, [&](llvm::Value* k) {
+          llvm::Value* first = b.CreateICmpEQ(k, kb.index(0));
+          llvm::Value* last =
+              lastC > 0 ? b.getFalse() : b.CreateICmpEQ(k, kb.index(fullBlocks - 1));
+          block(b.CreateMul(k, kb.index(evenC)), evenC, first, last);
+        });
+        if (lastC > 0) block(kb.index(fullBlocks * evenC), lastC, b.getFalse(), b.getTrue());
+      }
+    };
+    auto convRowPlain = [&](llvm::Value* r) {
+      llvm::Value* sum = kb.local(floatTy, "sum");
+      llvm::Value* ihStart = b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop));
+      kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
+        llvm::Value* oc = b.CreateAdd(ocStart, ocl);
+        llvm::Value* filter = b.CreateMul(oc, kb.index(K));
+        llvm::Value* bufRow = b.CreateAdd(b.CreateMul(ocl, kb.index(rowLen)), kb.index(bufLeft));
+        kb.forRange(0, OW, [&](llvm::Value* ow) {
+          b.CreateStore(hasBias ? kb.load(2, ElemType::F32, oc) : kb.f32(0.0f), sum);
+          llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
+          kb.forRange(0, C, [&](llvm::Value* c) {
+            llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(c, kb.index(H * W)));
+            kb.forRange(0, KH, [&](llvm::Value* kh) {
+              llvm::Value* ih = b.CreateAdd(ihStart, b.CreateMul(kh, kb.index(dh)));
+              kb.ifThen(b.CreateICmpULT(ih, kb.index(H)), [&] {
+                kb.forRange(0, KW, [&](llvm::Value* kw) {
+                  llvm::Value* iw = b.CreateAdd(iwStart, b.CreateMul(kw, kb.index(dw)));
+                  kb.ifThen(b.CreateICmpULT(iw, kb.index(W)), [&] {
+                    llvm::Value* x = kb.load(
+                        0, ElemType::F32,
+                        b.CreateAdd(channel, b.CreateAdd(b.CreateMul(ih, kb.index(W)), iw)));
+                    llvm::Value* tap = b.CreateAdd(
+                        filter, b.CreateAdd(b.CreateMul(c, kb.index(taps)),
+                                            b.CreateAdd(b.CreateMul(kh, kb.index(KW)), kw)));
+                    llvm::Value* w = kb.load(1, ElemType::F32, tap);
+                    b.CreateStore(b.CreateFAdd(b.CreateLoad(floatTy, sum), b.CreateFMul(x, w)), sum);
+                  });
+                });
+              });
+            });
+          });
+          llvm::Value* value = epilogue.apply(b.CreateLoad(floatTy, sum), noRow, ow);
+          b.CreateStore(value, at(rows, b.CreateAdd(bufRow, ow)));
+        });
+      });
+    };
+
+    // ---- 2. The row pooled along its width into `pooled` (channel ocl at ocl * pooledLen) --
+    auto poolWidth = [&]() {
+      kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
+        llvm::Value* src = b.CreateMul(ocl, kb.index(rowLen));  // column -padLeft
+        llvm::Value* dst = b.CreateMul(ocl, kb.index(pooledLen));
+        if (L == 1) {
+          kb.forRange(0, PW, [&](llvm::Value* pw) {
+            llvm::Value* base = b.CreateAdd(src, b.CreateMul(pw, kb.index(psw)));
+            llvm::Value* m = kb.f32(negInf);
+            for (int64_t q = 0; q < pkw; ++q)
+              m = kb.maxValue(m, b.CreateLoad(floatTy, at(rows, b.CreateAdd(base, kb.index(q)))));
+            b.CreateStore(m, at(pooled, b.CreateAdd(dst, pw)));
+          });
+          return;
+        }
+        kb.forRange(0, pooledLen / L, [&](llvm::Value* v) {
+          llvm::Value* base = b.CreateAdd(src, b.CreateMul(v, kb.index(L * psw)));
+          // Per tap, stride x lanes consecutive floats as `psw` registers; max over taps.
+          std::vector<llvm::Value*> part(size_t(psw), nullptr);
+          for (int64_t q = 0; q < pkw; ++q)
+            for (int64_t i = 0; i < psw; ++i) {
+              llvm::Value* x = loadVec(at(rows, b.CreateAdd(base, kb.index(q + i * L))), nullptr);
+              part[i] = part[i] ? kb.maxValue(part[i], x) : x;
+            }
+          // Concatenate the parts, keep every psw-th lane.
+          while (part.size() > 1) {
+            if (part.size() % 2) part.push_back(llvm::PoisonValue::get(part[0]->getType()));
+            unsigned width = llvm::cast<llvm::FixedVectorType>(part[0]->getType())->getNumElements();
+            std::vector<int> both;
+            for (unsigned j = 0; j < 2 * width; ++j) both.push_back(int(j));
+            std::vector<llvm::Value*> joined;
+            for (size_t i = 0; i < part.size(); i += 2)
+              joined.push_back(b.CreateShuffleVector(part[i], part[i + 1], both));
+            part = joined;
+          }
+          llvm::Value* m = part[0];
+          if (psw > 1) {
+            std::vector<int> pick;
+            for (int64_t j = 0; j < L; ++j) pick.push_back(int(j * psw));
+            m = b.CreateShuffleVector(m, pick);
+          }
+          b.CreateAlignedStore(m, at(pooled, b.CreateAdd(dst, b.CreateMul(v, kb.index(L)))),
+                               llvm::Align(32));
+        });
+      });
+    };
+
+    // ---- 3. Folded into the band's pooled rows whose window holds convolution row r -------
+    auto fold = [&](llvm::Value* r) {
+      // Pooled rows ph with ph * psh - ppt <= r < ph * psh - ppt + pkh: from
+      // ceil((r + ppt - pkh + 1) / psh), at most ceil(pkh / psh) of them.
+      llvm::Value* lowest = b.CreateAdd(r, kb.index(ppt - pkh + 1));
+      llvm::Value* phFirst = b.CreateSelect(
+          b.CreateICmpSLE(lowest, kb.index(0)), kb.index(0),
+          b.CreateUDiv(b.CreateAdd(lowest, kb.index(psh - 1)), kb.index(psh)));
+      phFirst = kb.maxValue(phFirst, ph0);
+      for (int64_t j = 0; j < (pkh + psh - 1) / psh; ++j) {
+        llvm::Value* ph = b.CreateAdd(phFirst, kb.index(j));
+        llvm::Value* start = b.CreateSub(b.CreateMul(ph, kb.index(psh)), kb.index(ppt));
+        llvm::Value* inside =
+            b.CreateAnd(b.CreateICmpSLT(ph, ph1), b.CreateICmpSLE(start, r));
+        kb.ifThen(inside, [&] {
+          llvm::Value* firstRow = b.CreateICmpEQ(r, kb.maxValue(start, kb.index(0)));
+          kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
+            llvm::Value* dst = outRow(ocl, ph);
+            llvm::Value* src = b.CreateMul(ocl, kb.index(pooledLen));
+            if (L == 1) {
+              kb.forRange(0, PW, [&](llvm::Value* pw) {
+                llvm::Value* o = b.CreateAdd(dst, pw);
+                llvm::Value* x = b.CreateLoad(floatTy, at(pooled, b.CreateAdd(src, pw)));
+                llvm::Value* merged =
+                    b.CreateSelect(firstRow, x, kb.maxValue(kb.load(out, ElemType::F32, o), x));
+                kb.store(out, ElemType::F32, o, merged);
+              });
+              return;
+            }
+            auto vectorAt = [&](llvm::Value* column, llvm::Value* mask) {
+              llvm::Value* x = b.CreateAlignedLoad(vecTy, at(pooled, b.CreateAdd(src, column)),
+                                                   llvm::Align(32));
+              llvm::Value* o = kb.elementAddress(out, b.CreateAdd(dst, column));
+              llvm::Value* merged = b.CreateSelect(firstRow, x, kb.maxValue(loadVec(o, mask), x));
+              storeVec(merged, o, mask);
+            };
+            kb.forRange(0, PW / L, [&](llvm::Value* v) {
+              vectorAt(b.CreateMul(v, kb.index(L)), nullptr);
+            });
+            if (PW % L) vectorAt(kb.index(PW / L * L), laneMask(PW % L, 0));
+          });
+        });
+      }
+    };
+
+    // Convolution rows of the band: from the first row of its first window to the last row
+    // of its last window, inside the map.
+    llvm::Value* rFirst = kb.maxValue(
+        b.CreateSub(b.CreateMul(ph0, kb.index(psh)), kb.index(ppt)), kb.index(0));
+    llvm::Value* rEnd = kb.minValue(
+        b.CreateAdd(b.CreateMul(b.CreateSub(ph1, kb.index(1)), kb.index(psh)),
+                    kb.index(pkh - ppt)),
+        kb.index(OH));
+    rEnd = kb.maxValue(rEnd, rFirst);
+    kb.forRange(rFirst, rEnd, [&](llvm::Value* r) {
+      if (vector) {
+        convRowVector(r);
+      } else {
+        convRowPlain(r);
+      }
+      poolWidth();
+      fold(r);
+    });
+  });
+  const int64_t rowsPerBand = std::min(OH, (plan.bandRows - 1) * psh + pkh);
+  return workgroupsFor(items, G * K * OW * rowsPerBand);
+}
+
+}  // namespace kiln::codegen::detail
