@@ -16,7 +16,8 @@
 // stay in its core's caches). A claim is a compare-and-swap against the exact cursor value
 // the thread read, so a thread never claims an item of a stage other than the current one;
 // and a stage's data (dispatches, firstItem) stays unchanged until every thread has counted
-// the items it claimed, so a thread reads it only after a claim. (An epoch wrapping around
+// the items it claimed, so a thread relies on it only after a claim (it reads the dispatches'
+// boundaries before, to size the claim: see drain). (An epoch wrapping around
 // while a worker is asleep only makes it miss that stage: the caller runs what is left.)
 // Plain pthreads (rather than std::thread) keep the host runtime small.
 #include <pthread.h>
@@ -96,7 +97,7 @@ struct kiln_thread_pool {
   // Written by the caller, read by every thread: its own cache line.
   alignas(64) std::atomic<uint64_t> cursor;  // epoch:16 | lo:24 | hi:24, see above
   const kiln_dispatch* dispatches;           // the current stage (stable while it runs)
-  uint32_t stageCount;
+  std::atomic<uint32_t> stageCount;  // atomics: a thread may read them before its claim fails
   std::atomic<bool> stopping;
   // Written by every thread that finishes an item.
   alignas(64) std::atomic<uint32_t> finished;  // items of the current stage that have finished
@@ -111,7 +112,8 @@ struct kiln_thread_pool {
   pthread_mutex_t mutex;       // guards the sleeps on `wake` and `done`
   pthread_cond_t wake;         // workers sleep here until a new epoch or `stopping`
   pthread_cond_t done;         // the caller sleeps here until the stage's items have finished
-  uint32_t firstItem[kMaxStageDispatches + 1];  // first item of each dispatch, then the total
+  // First item of each dispatch, then the total.
+  std::atomic<uint32_t> firstItem[kMaxStageDispatches + 1];
 };
 
 namespace {
@@ -119,17 +121,34 @@ namespace {
 // Claims and runs items of the stage whose cursor value `seen` a thread has read (from the top
 // if `fromTop`, else from the bottom), until that stage has no unclaimed items left (or a newer
 // stage has replaced it), then counts the items it ran into `finished` at once (one contended
-// write per thread and stage, not per item). Claims are guided: a share of what remains (at
-// least one item), so a stage of many tiny items does not bounce the cursor between the
-// threads per item, while the last items still go one at a time to whichever thread is free.
+// write per thread and stage, not per item). Claims are guided: a share of what remains of the
+// dispatch at the thread's end (at least one item), so a stage of many tiny items does not
+// bounce the cursor between the threads per item, while the last items still go one at a time
+// to whichever thread is free. A claim never spans two dispatches: the share is of the one
+// dispatch, whose items may cost far more than the other's (SqueezeNet's expand3x3, 4 items
+// of ~100 us, beside expand1x1's 24 of ~5 us: a share of the stage's 28 items took all four
+// Winograd items at once, one thread ran 80% of the stage).
+//
+// The share is computed from the stage data before the claim; if the stage has moved on
+// meanwhile, the data may be a newer stage's (hence atomics, and a bounded search), but then
+// the claim's compare-and-swap fails.
 void drain(kiln_thread_pool& pool, uint64_t seen, bool fromTop) {
   uint64_t c = seen;
-  uint32_t ran = 0, total = 0, d = 0;
+  uint32_t ran = 0;
   const uint32_t shares = 2 * (pool.workerCount + 1);
+  const uint32_t count = pool.stageCount.load(std::memory_order_relaxed);
+  if (count == 0) return;  // (only a stale read: a published stage has dispatches)
+  auto first = [&](uint32_t d) { return pool.firstItem[d].load(std::memory_order_relaxed); };
+  uint32_t d = fromTop ? count - 1 : 0;  // the dispatch at this thread's end
   for (;;) {
     uint32_t lo = loOf(c), hi = hiOf(c);
     if (lo >= hi) break;
-    uint32_t claim = (hi - lo) / shares;
+    const uint32_t end = fromTop ? hi - 1 : lo;
+    while (d > 0 && end < first(d)) --d;
+    while (d + 1 < count && end >= first(d + 1)) ++d;
+    const uint32_t dLo = lo > first(d) ? lo : first(d);
+    const uint32_t dHi = hi < first(d + 1) ? hi : first(d + 1);
+    uint32_t claim = dHi > dLo ? (dHi - dLo) / shares : 0;
     if (claim == 0) claim = 1;
     uint64_t next = fromTop ? c - claim : c + (uint64_t(claim) << 24);
     if (!pool.cursor.compare_exchange_weak(c, next, std::memory_order_acquire,
@@ -138,19 +157,18 @@ void drain(kiln_thread_pool& pool, uint64_t seen, bool fromTop) {
       continue;
     }
     // Claimed: the stage cannot finish before this thread counts its items, so its data stays
-    // put (and its epoch: a thread with items still to count never sees another epoch).
-    if (ran == 0) total = pool.firstItem[pool.stageCount], d = fromTop ? pool.stageCount - 1 : 0;
+    // put (and its epoch: a thread with items still to count never sees another epoch). The
+    // claimed items are all dispatch d's.
+    const kiln_dispatch& dispatch = pool.dispatches[d];
     for (uint32_t i = 0; i < claim; ++i) {
       uint32_t item = fromTop ? hi - 1 - i : lo + i;
-      while (item < pool.firstItem[d]) --d;
-      while (item >= pool.firstItem[d + 1]) ++d;
-      const kiln_dispatch& dispatch = pool.dispatches[d];
-      dispatch.kernel(dispatch.bindings, item - pool.firstItem[d], dispatch.workgroup_count);
+      dispatch.kernel(dispatch.bindings, item - first(d), dispatch.workgroup_count);
     }
     ran += claim;
     c = pool.cursor.load(std::memory_order_relaxed);
   }
   if (ran == 0) return;
+  const uint32_t total = first(count);
   if (pool.finished.fetch_add(ran, std::memory_order_seq_cst) + ran == total &&
       pool.callerSleeping.load(std::memory_order_seq_cst)) {
     pthread_mutex_lock(&pool.mutex);  // the caller is in (or about to enter) its wait
@@ -196,11 +214,13 @@ void* workerLoop(void* arg) {
 void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t count) {
   // Every item of the previous stage has finished, so no thread reads the stage data now.
   pool.dispatches = dispatches;
-  pool.stageCount = count;
-  pool.firstItem[0] = 0;
-  for (uint32_t d = 0; d < count; ++d)
-    pool.firstItem[d + 1] = pool.firstItem[d] + dispatches[d].workgroup_count;
-  uint32_t total = pool.firstItem[count];
+  pool.stageCount.store(count, std::memory_order_relaxed);
+  uint32_t total = 0;
+  pool.firstItem[0].store(0, std::memory_order_relaxed);
+  for (uint32_t d = 0; d < count; ++d) {
+    total += dispatches[d].workgroup_count;
+    pool.firstItem[d + 1].store(total, std::memory_order_relaxed);
+  }
   if (total == 0) return;
   pool.finished.store(0, std::memory_order_relaxed);
   uint32_t epoch = epochOf(pool.cursor.load(std::memory_order_relaxed)) + 1u;

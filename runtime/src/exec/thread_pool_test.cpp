@@ -2,9 +2,10 @@
 // over thousands of back-to-back stages (the spinning handoff), with one-item stages between
 // them, and with items that outlast the spin budget (the sleeping handoff); what one stage
 // writes is visible to the next stage's threads; an idle pool's workers go to sleep and wake
-// for the next stage; a pool is destroyed while idle, asleep or never used. 4 threads each with
-// their own context of one module, and two modules at once, give results identical to the
-// hand-computed reference. Runs under ThreadSanitizer (label `concurrency`), which checks the
+// for the next stage; a claim takes a share of one dispatch (a few heavy items beside many
+// light ones do not all go to one thread); a pool is destroyed while idle, asleep or never
+// used. 4 threads each with their own context of one module, and two modules at once, give
+// results identical to the hand-computed reference. Runs under ThreadSanitizer (label `concurrency`), which checks the
 // handoff's memory ordering. No timing is asserted: waits give up after 10 s so that a broken
 // pool fails instead of hanging.
 #include <gtest/gtest.h>
@@ -123,6 +124,43 @@ TEST(ThreadPool, WorkersTakeTheLowItemsAndTheCallerTheHighOnes) {
     while (firstOnCaller > 0 && gRanOnCaller[firstOnCaller - 1]) --firstOnCaller;
     for (int wg = 0; wg < 40; ++wg)
       ASSERT_EQ(gRanOnCaller[wg], wg >= firstOnCaller) << "round " << round << " item " << wg;
+  }
+  kiln_thread_pool_destroy(pool);
+}
+
+// A stage of many light items then a few heavy ones (SqueezeNet's expand1x1 beside its
+// Winograd expand3x3): a heavy item waits until a heavy item has started on the other thread,
+// which happens only if no thread claimed all of them at once (a share of the stage's 28
+// items, 7, took the four heavy ones and three light ones into the caller's first claim).
+std::atomic<int> gHeavyOnCaller{0}, gHeavyOnWorker{0}, gHeavyAlone{0};
+
+void lightKernel(void* const*, uint32_t, uint32_t) {}
+
+void heavyKernel(void* const*, uint32_t, uint32_t) {
+  const bool onCaller = std::this_thread::get_id() == gCaller;
+  (onCaller ? gHeavyOnCaller : gHeavyOnWorker).fetch_add(1);
+  std::atomic<int>& other = onCaller ? gHeavyOnWorker : gHeavyOnCaller;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (other.load() == 0 && gHeavyAlone.load() == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) gHeavyAlone.fetch_add(1);
+    std::this_thread::yield();
+  }
+}
+
+TEST(ThreadPool, AClaimTakesAShareOfOneDispatch) {
+  gCaller = std::this_thread::get_id();
+  gHeavyAlone.store(0);
+  kiln_thread_pool* pool = nullptr;
+  ASSERT_EQ(kiln_thread_pool_create(2, &pool), KILN_OK);
+  const kiln_executor* executor = kiln_thread_pool_executor(pool);
+  void* none[] = {nullptr};
+  kiln_dispatch stage[] = {{lightKernel, none, 24, 0, 0}, {heavyKernel, none, 4, 1, 1}};
+  for (int round = 0; round < 20; ++round) {
+    gHeavyOnCaller.store(0);
+    gHeavyOnWorker.store(0);
+    executor->run_stage(executor->self, stage, 2);
+    ASSERT_EQ(gHeavyOnCaller.load() + gHeavyOnWorker.load(), 4) << "round " << round;
+    ASSERT_EQ(gHeavyAlone.load(), 0) << "round " << round;
   }
   kiln_thread_pool_destroy(pool);
 }
