@@ -52,6 +52,7 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
     case KernelKind::Conv: {
       uint32_t workgroups = 0;
       if (kb.desc().pooled()) return emitConvPool(kb);
+      if (kb.desc().tailB >= 0) return emitConvExpandDepthwise(kb);
       if (emitConvDepthwise(kb, workgroups)) return workgroups;
       return emitConv(kb);
     }

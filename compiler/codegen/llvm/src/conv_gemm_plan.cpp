@@ -84,6 +84,9 @@ ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayG
   // A pooled convolution has one kernel (emit_conv_pool.cpp): GEMM panels if it vectorises.
   if (desc.pooled())
     return convPoolVectorised(desc, unit) ? ConvWeights::GemmPanels : ConvWeights::Oihw;
+  // A 1x1 convolution with a fused depthwise one has one kernel (emit_conv_expand_dw.cpp).
+  if (desc.tailB >= 0)
+    return convGemmTile(desc, unit).applies() ? ConvWeights::GemmPanels : ConvWeights::Oihw;
   // The most specialised kernel that takes the convolution and measurably wins, first.
   if (mayGrowConstants && winogradApplies(desc, unit)) return ConvWeights::Winograd;
   if (ocVectorWins(desc, unit)) return ConvWeights::OcVectorPanels;

@@ -29,6 +29,8 @@ uint32_t emitMatMul(KernelBuilder& kb);                       // emit_matmul.cpp
 uint32_t emitPool(KernelBuilder& kb);                         // emit_pool.cpp
 uint32_t emitReduce(KernelBuilder& kb);                       // emit_reduce.cpp
 uint32_t emitMatMulChain(KernelBuilder& kb);  // emit_matmul_chain.cpp (KernelDesc::tailB)
+// A 1x1 convolution with a fused depthwise one (KernelDesc::tailB on a Conv).
+uint32_t emitConvExpandDepthwise(KernelBuilder& kb);  // emit_conv_expand_dw.cpp
 uint32_t emitSoftmax(KernelBuilder& kb);                      // emit_reduce.cpp
 uint32_t emitTranspose(KernelBuilder& kb);                    // emit_data_movement.cpp
 uint32_t emitConcat(KernelBuilder& kb);                       // emit_data_movement.cpp

@@ -199,6 +199,11 @@ std::string KernelDesc::key() const {
       printExpr(os, epilogue.chain);
       os << " chainInputs" << epilogue.inputCount << " tail" << tailB << ',' << tailBias << ','
          << tailTransB << ',' << tailAlpha << ',' << tailBeta;
+      if (kind == KernelKind::Conv && tailB >= 0) {
+        os << " ts" << tailStrides[0] << 'x' << tailStrides[1] << " tp" << tailPads[0] << ','
+           << tailPads[1] << ',' << tailPads[2] << ',' << tailPads[3];
+        printExpr(os, tailChain);
+      }
       break;
     case KernelKind::Reduce:
       os << " r" << static_cast<int>(reduceKind);

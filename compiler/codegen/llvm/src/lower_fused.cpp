@@ -85,6 +85,15 @@ void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d) {
       if (e.nodes.size() == 1) e.nodes.clear();  // no elementwise ops before it
       return;
     }
+    if (op.kind() == ir::OpKind::Conv) {
+      // A depthwise convolution after a 1x1 one (fuseExpandDepthwise): it and the ops after
+      // it are the kernel's tail (KernelDesc::tailB, tailChain); the chain so far applies
+      // first.
+      lowerFusedDepthwise(dispatch, k, d);
+      if (e.nodes.size() > 1) break;
+      e.nodes.clear();  // no elementwise ops before it
+      return;
+    }
     if (op.kind() == ir::OpKind::MaxPool) {
       // A pool after a convolution (fuseConvPools): it ends the chain, which applies first.
       if (k + 1 != dispatch.fused.size()) unsupported(op, "a fused pool must end the chain");

@@ -28,6 +28,10 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& desc);
 // d.epilogue's chain (other roots).
 void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d);
 
+// lower_fused_depthwise.cpp: the depthwise Conv dispatch.fused[index] after a convolution's
+// chain (fuseExpandDepthwise) and the ops after it: d.tail*, its result as d.output.
+void lowerFusedDepthwise(const ir::Dispatch& dispatch, size_t index, KernelDesc& d);
+
 // dispatch_lowering.cpp: a MaxPool fused after a 2-D convolution (fuseConvPools): the pool's
 // geometry in d.pool* and d.convOutput, its result as d.output.
 void lowerFusedPool(const ir::Op& pool, KernelDesc& d);

@@ -47,6 +47,11 @@ void fuseElementwise(ir::DispatchGraph& graph);
 // fuseElementwise.
 void fuseGemmChains(ir::DispatchGraph& graph);
 
+// fuse_expand_depthwise.cpp: a depthwise convolution whose input is the result of a (fused)
+// 1x1 convolution larger than L2 joins that dispatch (MobileNet's expand -> depthwise); the
+// kernel computes the expanded rows into a stack buffer. After fuseElementwise.
+void fuseExpandDepthwise(ir::DispatchGraph& graph);
+
 // fuse_conv_pool.cpp: a MaxPool whose input is the result of a (fused) convolution joins
 // that dispatch; the kernel pools each band of convolution rows before it is stored. After
 // fuseElementwise.

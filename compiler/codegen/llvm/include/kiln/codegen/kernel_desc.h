@@ -202,6 +202,14 @@ struct KernelDesc {
   int32_t tailB = -1, tailBias = -1;
   bool tailTransB = false;
   float tailAlpha = 1.0f, tailBeta = 1.0f;
+  // Conv with a fused depthwise convolution (a MobileNet expand 1x1 -> depthwise, emit_conv_
+  // expand_dw.cpp): the 1x1 convolution's result, after the epilogue, is the input of a
+  // depthwise convolution with weights inputs[tailB] ([C, 1, KH, KW]), bias inputs[tailBias]
+  // (-1: none), these strides and pads (top, left, bottom, right), then tailChain (its Result
+  // node is the depthwise value; constants only). `output` is the depthwise result.
+  std::array<int64_t, 2> tailStrides{1, 1};
+  std::array<int64_t, 4> tailPads{0, 0, 0, 0};
+  ElementwiseExpr tailChain;
 
   // Reduce
   ReduceKind reduceKind = ReduceKind::Sum;

@@ -1,0 +1,96 @@
+// Expand-depthwise fusion tests: a MobileNet block's 1x1 conv + Clip + depthwise conv + Clip
+// becomes one dispatch with the depthwise operands as bindings; what stays apart.
+#include "kiln/passes/passes.h"
+#include "kiln/passes/pipeline.h"
+#include "test_util.h"
+
+namespace kiln::passes {
+namespace {
+
+ir::DispatchGraph fused(const std::string& text) {
+  ir::DispatchGraph dg = formDispatches(testing::parseVerified(text));
+  fuseElementwise(dg);
+  fuseExpandDepthwise(dg);
+  return dg;
+}
+
+// expand 16 -> 96 on 112x112 (4.8 MB expanded), depthwise 3x3 stride 2, then a 1x1 project.
+const char* kBlock = R"(graph @g {
+  input %x : f32[1,16,112,112]
+  const %w1 : f32[96,16,1,1] = splat(0.5)
+  const %b1 : f32[96] = splat(0.25)
+  const %w2 : f32[96,1,3,3] = splat(0.125)
+  const %b2 : f32[96] = splat(1.0)
+  const %lo : f32[] = [0.0]
+  const %hi : f32[] = [6.0]
+  const %w3 : f32[24,96,1,1] = splat(0.5)
+  %e = Conv(%x, %w1, %b1) : f32[1,96,112,112]
+  %ec = Clip(%e, %lo, %hi) : f32[1,96,112,112]
+  %d = Conv(%ec, %w2, %b2) {group = 96, pads = [1, 1, 1, 1], strides = [2, 2]} : f32[1,96,56,56]
+  %dc = Clip(%d, %lo, %hi) : f32[1,96,56,56]
+  %p = Conv(%dc, %w3) : f32[1,24,56,56]
+  output "p" = %p
+})";
+
+TEST(FuseExpandDepthwise, MobileNetBlockIsTwoDispatches) {
+  ir::DispatchGraph dg = fused(kBlock);
+  ASSERT_EQ(dg.dispatches.size(), 2u);
+  const ir::Dispatch& d = dg.dispatches[0];
+  EXPECT_EQ(d.root->kind(), ir::OpKind::Conv);
+  ASSERT_EQ(d.fused.size(), 3u);
+  EXPECT_EQ(d.fused[0]->kind(), ir::OpKind::Clip);
+  EXPECT_EQ(d.fused[1]->kind(), ir::OpKind::Conv);
+  EXPECT_EQ(d.fused[2]->kind(), ir::OpKind::Clip);
+  // x, w1, b1, then the depthwise weights and bias (fused op 1), then the result.
+  ASSERT_EQ(d.bindings.size(), 6u);
+  EXPECT_EQ(d.bindings[3].value->name(), "w2");
+  EXPECT_EQ(d.bindings[3].fusedOp, 1);
+  EXPECT_EQ(d.bindings[4].value->name(), "b2");
+  EXPECT_EQ(d.bindings[4].fusedOp, 1);
+  EXPECT_EQ(d.bindings[5].value->name(), "dc");
+  EXPECT_TRUE(d.bindings[5].access & ir::kWrite);
+  // The project conv reads what the fused dispatch writes.
+  EXPECT_EQ(dg.dispatches[1].root->operand(0)->name(), "dc");
+}
+
+TEST(FuseExpandDepthwise, WhatStaysApart) {
+  ir::DispatchGraph dg = fused(R"(graph @g {
+  input %x : f32[1,16,112,112]
+  input %s : f32[1,16,20,20]
+  const %w1 : f32[96,16,1,1] = splat(0.5)
+  const %w2 : f32[96,1,3,3] = splat(0.125)
+  const %w4 : f32[96,1,3,3] = splat(0.125)
+  const %k3 : f32[96,16,3,3] = splat(0.5)
+  const %w16 : f32[16,1,3,3] = splat(0.125)
+  %e = Conv(%x, %w1) : f32[1,96,112,112]
+  %d = Conv(%e, %w2) {group = 96, pads = [1, 1, 1, 1]} : f32[1,96,112,112]
+  %d2 = Conv(%e, %w4) {group = 96, pads = [1, 1, 1, 1]} : f32[1,96,112,112]
+  %f = Conv(%x, %k3) {pads = [1, 1, 1, 1]} : f32[1,96,112,112]
+  %g = Conv(%f, %w2) {group = 96, pads = [1, 1, 1, 1]} : f32[1,96,112,112]
+  %small = Conv(%s, %w16) {group = 16, pads = [1, 1, 1, 1]} : f32[1,16,20,20]
+  output "d" = %d
+  output "d2" = %d2
+  output "g" = %g
+  output "small" = %small
+})");
+  // The expanded tensor read twice; a 3x3 producer; a depthwise conv of a graph input.
+  EXPECT_EQ(dg.dispatches.size(), 6u);
+  for (const ir::Dispatch& d : dg.dispatches) EXPECT_TRUE(d.fused.empty()) << d.name;
+}
+
+TEST(FuseExpandDepthwise, SmallExpandedMapsStayApart) {
+  // 96 x 28 x 28 floats (301 KB) fit in L2 between the two kernels.
+  ir::DispatchGraph dg = fused(R"(graph @g {
+  input %x : f32[1,16,28,28]
+  const %w1 : f32[96,16,1,1] = splat(0.5)
+  const %w2 : f32[96,1,3,3] = splat(0.125)
+  %e = Conv(%x, %w1) : f32[1,96,28,28]
+  %r = Relu(%e) : f32[1,96,28,28]
+  %d = Conv(%r, %w2) {group = 96, pads = [1, 1, 1, 1]} : f32[1,96,28,28]
+  output "d" = %d
+})");
+  EXPECT_EQ(dg.dispatches.size(), 2u);
+}
+
+}  // namespace
+}  // namespace kiln::passes
