@@ -67,7 +67,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   auto stackArray = [&](int64_t floats, const char* name) {
     auto* a = llvm::cast<llvm::AllocaInst>(
         kb.local(llvm::ArrayType::get(floatTy, uint64_t(floats)), name));
-    a->setAlignment(llvm::Align(64));
+    // Vector loads want whole lines; plain targets keep the natural alignment (a 64-byte
+    // alloca on a Cortex-M realigns the stack beyond what .stack_sizes reports).
+    a->setAlignment(llvm::Align(vector ? 64 : 4));
     return a;
   };
   llvm::Value* rows = stackArray(G * rowLen, "conv_rows");
