@@ -1,5 +1,6 @@
-// The workgroup policy: tiny dispatches stay one workgroup, large ones fill the threads with
-// counts that divide evenly over 2, 4 and 8 threads, bounded by the extent and the maximum.
+// The workgroup policy: tiny dispatches stay one workgroup, few large items get a workgroup
+// each, other large dispatches fill the threads with counts that divide evenly over 2, 4 and 8
+// threads, bounded by the extent and the maximum.
 #include "workgroup_policy.h"
 
 #include <gtest/gtest.h>
@@ -32,11 +33,22 @@ TEST(WorkgroupPolicy, LargeDispatchesFillTheThreads) {
   EXPECT_EQ(workgroupsFor(1024, 1024), 32u);
 }
 
-TEST(WorkgroupPolicy, TheExtentBoundsTheCount) {
-  EXPECT_EQ(workgroupsFor(3, 1 << 20), 2u);
-  EXPECT_EQ(workgroupsFor(5, 1 << 20), 4u);
-  EXPECT_EQ(workgroupsFor(12, 1 << 20), 8u);
-  EXPECT_EQ(workgroupsFor(63, 1 << 20), 56u);
+TEST(WorkgroupPolicy, FewLargeItemsGetAWorkgroupEach) {
+  EXPECT_EQ(workgroupsFor(3, 1 << 20), 3u);
+  EXPECT_EQ(workgroupsFor(5, 1 << 20), 5u);
+  // ResNet-18 layer2.0 conv1 (3x3 stride 2, 64 -> 128 at 28x28): 14 pairs of output rows of
+  // 128 x 56 x 576 MACs; grouped in 8 workgroups (2, 2, 2, 2, 2, 2, 1, 1) two threads ran 8
+  // and 6 items.
+  EXPECT_EQ(workgroupsFor(14, 128 * 56 * 576), 14u);
+  EXPECT_EQ(workgroupsFor(64, 1 << 20), 64u);
+}
+
+TEST(WorkgroupPolicy, TheExtentAndTheMaximumBoundTheCount) {
+  EXPECT_EQ(workgroupsFor(65, 1 << 20), kMaxWorkgroups);
+  // 12 items, but work for only 6 workgroups of 32 K: grouped, 4 workgroups.
+  EXPECT_EQ(workgroupsFor(12, 16384), 4u);
+  EXPECT_EQ(workgroupsFor(63, 1 << 15), 63u);        // 32 K each: one per item
+  EXPECT_EQ(workgroupsFor(63, (1 << 15) - 1), 56u);  // work for 62: grouped
 }
 
 TEST(WorkgroupPolicy, CountsDivideEvenlyOverTwoFourAndEightThreads) {
@@ -48,8 +60,10 @@ TEST(WorkgroupPolicy, CountsDivideEvenlyOverTwoFourAndEightThreads) {
       EXPECT_GE(n, 1u);
       EXPECT_LE(n, kMaxWorkgroups);
       EXPECT_LE(int64_t(n), extent);
-      if (n >= 8) EXPECT_EQ(n % 8, 0u);
-      else EXPECT_TRUE(n == 1 || n == 2 || n == 4);
+      if (int64_t(n) != extent) {  // (a workgroup per item is as even as it can be)
+        if (n >= 8) EXPECT_EQ(n % 8, 0u);
+        else EXPECT_TRUE(n == 1 || n == 2 || n == 4);
+      }
       if (n > 1) EXPECT_GE(extent * work / n, kWorkPerWorkgroup);
       // Monotonic in the work: more work never means fewer workgroups.
       EXPECT_LE(n, workgroupsFor(extent, work * 2));

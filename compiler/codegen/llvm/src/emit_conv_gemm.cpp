@@ -104,8 +104,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
   int64_t ocGroups =
       std::clamp<int64_t>((kMinItems + N * pixelGroups - 1) / (N * pixelGroups), 1, panels);
-  const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;
-  ocGroups = (panels + panelsPerGroup - 1) / panelsPerGroup;
+  // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other.
+  const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;  // the largest group
   const int64_t items = N * ocGroups * pixelGroups;
   // K blocks of whole channels (all taps of a channel in one block), sized so that the
   // group's B panels fit kPanelFloats.
@@ -159,9 +159,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, pixelGroups});
     llvm::Value *n = co[0], *ocGroup = co[1], *pixelGroup = co[2];
-    llvm::Value* panelLo = b.CreateMul(ocGroup, kb.index(panelsPerGroup));
-    llvm::Value* panelHi =
-        kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
+    llvm::Value* panelLo =
+        b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
+    llvm::Value* panelHi = b.CreateUDiv(
+        b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
@@ -174,9 +175,15 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
       groupFull = kb.index(fullTiles);
       hasTail = b.getInt1(tailWidth > 0);
     } else {
-      llvm::Value* firstTile = b.CreateMul(pixelGroup, kb.index(groupTiles));
+      // Group g: tiles [g * spanTiles / G, (g + 1) * spanTiles / G), at most groupTiles
+      // (ResNet-18's 14x14 maps, 13 tiles in 4 groups: 3, 3, 3, 4 rather than 4, 4, 4, 1).
+      llvm::Value* firstTile = b.CreateUDiv(b.CreateMul(pixelGroup, kb.index(spanTiles)),
+                                            kb.index(pixelGroups));
+      llvm::Value* endTile = b.CreateUDiv(
+          b.CreateMul(b.CreateAdd(pixelGroup, kb.index(1)), kb.index(spanTiles)),
+          kb.index(pixelGroups));
       groupStart = b.CreateMul(firstTile, kb.index(NR));
-      groupFull = kb.minValue(kb.index(groupTiles), b.CreateSub(kb.index(fullTiles), firstTile));
+      groupFull = b.CreateSub(kb.minValue(endTile, kb.index(fullTiles)), firstTile);
       hasTail = b.CreateAnd(b.getInt1(tailWidth > 0),
                             b.CreateICmpEQ(pixelGroup, kb.index(pixelGroups - 1)));
     }

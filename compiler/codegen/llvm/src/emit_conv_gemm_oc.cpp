@@ -112,8 +112,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   while (ocGroups < panels &&
          ((panels + ocGroups - 1) / ocGroups) * partialPerPanel > kPartialFloats)
     ++ocGroups;
-  const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;
-  ocGroups = (panels + panelsPerGroup - 1) / panelsPerGroup;
+  // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other.
+  const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;  // the largest group
   const int64_t items = N * ocGroups;
   // K steps per microkernel loop iteration: a channel's taps when that is a few, else 4.
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
@@ -159,9 +159,10 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups});
     llvm::Value *n = co[0], *ocGroup = co[1];
-    llvm::Value* panelLo = b.CreateMul(ocGroup, kb.index(panelsPerGroup));
-    llvm::Value* panelHi =
-        kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
+    llvm::Value* panelLo =
+        b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
+    llvm::Value* panelHi = b.CreateUDiv(
+        b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * P));

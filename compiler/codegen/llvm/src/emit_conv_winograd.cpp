@@ -78,8 +78,11 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   int64_t ocGroups = std::clamp<int64_t>(ceilDiv(kMinItems, N * rowBlocks), 1, panels);
   if (!oneCBlock) ocGroups = std::max(ocGroups, ceilDiv(panels * P * MR * slotsBuf, kMFloats));
   ocGroups = std::min(ocGroups, panels);
-  const int64_t panelsPerGroup = ceilDiv(panels, ocGroups);
-  ocGroups = ceilDiv(panels, panelsPerGroup);
+  // Group g takes panels [g * panels / G, (g + 1) * panels / G): sizes differ by one at most
+  // and the last group, which holds the short remainder panel, is a large one (SqueezeNet's
+  // expand3x3 at 27x27, 22 panels for 128 channels in 4 groups: 5, 6, 5, 6 panels = 30, 36,
+  // 30, 32 rows; groups of 6 gave 36, 36, 36, 20).
+  const int64_t panelsPerGroup = ceilDiv(panels, ocGroups);  // the largest group
   const int64_t mPanels = oneCBlock ? 1 : panelsPerGroup;  // M buffer panels
   const int64_t items = N * ocGroups * rowBlocks;
 
@@ -159,9 +162,10 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, rowBlocks});
     llvm::Value *n = co[0], *ocGroup = co[1], *rowBlock = co[2];
-    llvm::Value* panelLo = b.CreateMul(ocGroup, kb.index(panelsPerGroup));
-    llvm::Value* panelHi =
-        kb.minValue(b.CreateAdd(panelLo, kb.index(panelsPerGroup)), kb.index(panels));
+    llvm::Value* panelLo =
+        b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
+    llvm::Value* panelHi = b.CreateUDiv(
+        b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * H * W));

@@ -10,8 +10,10 @@
 //    threads in two workgroups against 3.2 us for the whole model on one thread);
 //  - otherwise every workgroup gets at least kWorkPerWorkgroup, with at most kMaxWorkgroups
 //    and never more workgroups than items;
-//  - the count is rounded down to a multiple of 8 when there are at least 8, else to 4, 2 or
-//    1, so that it divides evenly over pools of 1, 2, 4 or 8 threads.
+//  - when every item gets a workgroup of its own (few items of kWorkPerWorkgroup or more),
+//    that is the count: workgroups of equal size balance best whatever the thread count;
+//  - otherwise the count is rounded down to a multiple of 8 when there are at least 8, else
+//    to 4, 2 or 1, so that it divides evenly over pools of 1, 2, 4 or 8 threads.
 // The artifact writer may lower the count further (EmitOptions::maxWorkgroups).
 #pragma once
 
