@@ -7,7 +7,7 @@ namespace kiln::codegen {
 namespace {
 
 constexpr int64_t kTargetItems = 8;       // items per dispatch (even over 1, 2, 4, 8 threads)
-constexpr int64_t kMaxRowFloats = 16384;  // a group's convolution-row buffer: 64 KB at most
+constexpr int64_t kMaxRowFloats = 49152;  // a group's ring of convolution rows: 192 KB (L2)
 constexpr int64_t kMaxStride = 4;         // widest pool stride the vector pooling reads
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -30,14 +30,14 @@ ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes,
   // Row buffer: padLeft floats of -inf, the row (whole tiles of it), -inf up to the last
   // float the width pooling reads (whole vectors of pooled columns).
   const int64_t pooledVectors = ceilDiv(PW, lanes);
-  p.pooledLen = pooledVectors * lanes;
   const int64_t written = padLeft + ceilDiv(OW, tileWidth) * tileWidth;
   const int64_t read = pooledVectors * lanes * sw + kw - 1;
   p.rowLen = ceilDiv(std::max(written, read), lanes) * lanes;
-  // Output channels: all of them unless the row buffer would outgrow kMaxRowFloats.
+  // Output channels: all of them unless the ring of pool-kernel-height rows would outgrow
+  // kMaxRowFloats.
   const int64_t panels = ceilDiv(OC, panelRows);
-  const int64_t panelsPerGroup =
-      std::clamp<int64_t>(kMaxRowFloats / (p.rowLen * panelRows), 1, panels);
+  const int64_t panelsPerGroup = std::clamp<int64_t>(
+      kMaxRowFloats / (d.poolKernel[0] * p.rowLen * panelRows), 1, panels);
   p.ocGroups = ceilDiv(panels, panelsPerGroup);
   p.ocPerGroup = ceilDiv(panels, p.ocGroups) * panelRows;
   p.ocGroups = ceilDiv(OC, p.ocPerGroup);

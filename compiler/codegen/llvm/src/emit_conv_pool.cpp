@@ -1,19 +1,19 @@
 // Convolution with a fused MaxPool (KernelDesc::pooled; the plan and the work split are in
 // conv_pool_plan.h). Per work item (image, group of output channels, band of pooled rows),
-// for each convolution row the band's windows read, top to bottom:
-//  1. the row, every output channel of the group, into a stack buffer: on vector targets by
-//     the GEMM microkernel (emit_gemm_microkernel.h) over im2col row tiles
-//     (emit_im2col.h), MR output channels x NR pixels a tile, weights packed in GemmPanels
-//     (or OIHW), K blocks of whole channels with the partial sums in the buffer; else by
-//     plain loops. The activation and the fused chain apply before the store; the buffer
-//     holds -inf left of the row and right of it, so the pool's padding needs no tests;
-//  2. the row pooled along its width into a second buffer: per vector of pooled columns,
-//     the max of the window's taps over stride x lanes consecutive floats, then every
-//     stride-th lane (no gathers);
-//  3. that folded into each pooled row of the band whose window contains the convolution
-//     row: the window's first row stores, later rows take the max with what is there.
-// Pooled rows whose window lies entirely in the padding are -inf, as the plain pool makes
-// them. Only the pooled tensor is written to memory.
+// for each pooled row of the band, top to bottom:
+//  1. the convolution rows of its window not computed yet, every output channel of the
+//     group, into a ring of KH_pool row buffers on the stack: on vector targets by the GEMM
+//     microkernel (emit_gemm_microkernel.h) over im2col row tiles (emit_im2col.h), MR output
+//     channels x NR pixels a tile, weights packed in GemmPanels (or OIHW), K blocks of whole
+//     channels with the partial sums in the buffer; else by plain loops. The activation and
+//     the fused chain apply before the store. The buffers hold -inf left and right of the
+//     row, so the pool's padding and ceil-mode windows need no tests;
+//  2. per output channel, the max over the window's rows (a vertical pass over the row,
+//     from L2 into one L1 row), then over the window's columns: per vector of pooled
+//     columns, the max of the taps over stride x lanes consecutive floats, then every
+//     stride-th lane (no gathers), stored once to the output.
+// A window in the padding only (ceil mode, large pads) gives -inf, as the plain pool does.
+// Only the pooled tensor is written to memory.
 #include <algorithm>
 #include <cassert>
 
@@ -59,7 +59,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
   const bool chain = !d.epilogue.chain.nodes.empty();
   const unsigned out = kb.outputBinding();
-  const int64_t rowLen = plan.rowLen, pooledLen = plan.pooledLen, G = plan.ocPerGroup;
+  const int64_t rowLen = plan.rowLen, G = plan.ocPerGroup, slotFloats = G * rowLen;
 
   llvm::Type* floatTy = b.getFloatTy();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, unsigned(L));
@@ -72,8 +72,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     a->setAlignment(llvm::Align(vector ? 64 : 4));
     return a;
   };
-  llvm::Value* rows = stackArray(G * rowLen, "conv_rows");
-  llvm::Value* pooled = stackArray(G * pooledLen, "pooled_row");
+  llvm::Value* rows = stackArray(pkh * slotFloats, "conv_rows");  // ring: row r in r % pkh
+  llvm::Value* column = stackArray(rowLen, "window_max");  // one channel's max over a window
   auto at = [&](llvm::Value* buffer, llvm::Value* i) { return b.CreateGEP(floatTy, buffer, i); };
   // Lanes inside a run of `width` floats, for vector v if the run ends inside it.
   auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
@@ -110,13 +110,6 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   Accumulators acc = vector ? makeAccumulators(kb, {MR, NRV, unsigned(L)}) : Accumulators{};
   const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
 
-  // Pooled rows whose window lies in the padding (ceil mode, large pads): filled with -inf.
-  bool anyEmptyRow = false;
-  for (int64_t ph = 0; ph < PH; ++ph) {
-    RowRange r = convRowsOf(d, ph);
-    anyEmptyRow |= r.first >= r.end;
-  }
-
   const int64_t items = plan.items(N);
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, plan.ocGroups, plan.bands});
@@ -133,7 +126,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     };
 
     // -inf everywhere in the row buffer: the row's padding (the convolution never writes it).
-    kb.forRange(kb.index(0), kb.index(G * rowLen / L), [&](llvm::Value* i) {
+    kb.forRange(kb.index(0), kb.index(pkh * slotFloats / L), [&](llvm::Value* i) {
       llvm::Value* p = at(rows, b.CreateMul(i, kb.index(L)));
       if (L == 1) {
         b.CreateStore(kb.f32(negInf), p);
@@ -141,25 +134,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
       }
     });
-    if (anyEmptyRow) {
-      kb.forRange(ph0, ph1, [&](llvm::Value* ph) {
-        llvm::Value* start = b.CreateSub(b.CreateMul(ph, kb.index(psh)), kb.index(ppt));
-        llvm::Value* first = kb.maxValue(start, kb.index(0));
-        llvm::Value* end = kb.minValue(b.CreateAdd(start, kb.index(pkh)), kb.index(OH));
-        kb.ifThen(b.CreateICmpSGE(first, end), [&] {
-          kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
-            llvm::Value* base = outRow(ocl, ph);
-            kb.forRange(0, PW, [&](llvm::Value* pw) {
-              kb.store(out, ElemType::F32, b.CreateAdd(base, pw), kb.f32(negInf));
-            });
-          });
-        });
-      });
-    }
-
-    // ---- 1. Convolution row r into `rows` (channel ocl at ocl * rowLen + padLeft) --------
+    // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
     const int64_t bufLeft = d.poolPads[1];
-    auto convRowVector = [&](llvm::Value* r) {
+    auto convRowVector = [&](llvm::Value* r, llvm::Value* slot) {
       llvm::Value* rowPixel = b.CreateMul(r, kb.index(OW));
       llvm::Value* panelLo = b.CreateUDiv(ocStart, kb.index(MR));
       llvm::Value* panelHi = kb.minValue(b.CreateAdd(panelLo, kb.index(G / MR)), kb.index(panels));
@@ -176,7 +153,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         for (int64_t m = 0; m < rowsHere; ++m) {
           llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
           llvm::Value* local = b.CreateSub(oc, ocStart);
-          bufRow[m] = b.CreateAdd(b.CreateMul(local, kb.index(rowLen)),
+          bufRow[m] = b.CreateAdd(b.CreateAdd(slot, b.CreateMul(local, kb.index(rowLen))),
                                   b.CreateAdd(column0, kb.index(bufLeft)));
           llvm::Value* start = hasBias ? b.CreateVectorSplat(unsigned(L), kb.load(2, ElemType::F32, oc))
                                        : llvm::ConstantFP::get(vecTy, 0.0);
@@ -256,13 +233,14 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         if (lastC > 0) block(kb.index(fullBlocks * evenC), lastC, b.getFalse(), b.getTrue());
       }
     };
-    auto convRowPlain = [&](llvm::Value* r) {
+    auto convRowPlain = [&](llvm::Value* r, llvm::Value* slot) {
       llvm::Value* sum = kb.local(floatTy, "sum");
       llvm::Value* ihStart = b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop));
       kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
         llvm::Value* oc = b.CreateAdd(ocStart, ocl);
         llvm::Value* filter = b.CreateMul(oc, kb.index(K));
-        llvm::Value* bufRow = b.CreateAdd(b.CreateMul(ocl, kb.index(rowLen)), kb.index(bufLeft));
+        llvm::Value* bufRow = b.CreateAdd(
+            slot, b.CreateAdd(b.CreateMul(ocl, kb.index(rowLen)), kb.index(bufLeft)));
         kb.forRange(0, OW, [&](llvm::Value* ow) {
           b.CreateStore(hasBias ? kb.load(2, ElemType::F32, oc) : kb.f32(0.0f), sum);
           llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
@@ -293,31 +271,62 @@ uint32_t emitConvPool(KernelBuilder& kb) {
       });
     };
 
-    // ---- 2. The row pooled along its width into `pooled` (channel ocl at ocl * pooledLen) --
-    auto poolWidth = [&]() {
+    // ---- 2. Pooled row ph from its window's rows [first, end) in the ring ------------------
+    auto poolRow = [&](llvm::Value* ph, llvm::Value* first, llvm::Value* end) {
       kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
-        llvm::Value* src = b.CreateMul(ocl, kb.index(rowLen));  // column -padLeft
-        llvm::Value* dst = b.CreateMul(ocl, kb.index(pooledLen));
+        llvm::Value* channel = b.CreateMul(ocl, kb.index(rowLen));
+        auto rowAt = [&](llvm::Value* r) {
+          return b.CreateAdd(b.CreateMul(b.CreateURem(r, kb.index(pkh)), kb.index(slotFloats)),
+                             channel);
+        };
+        // The window's rows: the first one copied (-inf if the window is empty), the others
+        // max-ed in.
+        llvm::Value* firstRow = rowAt(first);
+        llvm::Value* any = b.CreateICmpSLT(first, end);
+        kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
+          llvm::Value* o = b.CreateMul(v, kb.index(L));
+          llvm::Value* x = L == 1 ? b.CreateLoad(floatTy, at(rows, b.CreateAdd(firstRow, o)))
+                                  : loadVec(at(rows, b.CreateAdd(firstRow, o)), nullptr);
+          llvm::Value* none =
+              L == 1 ? kb.f32(negInf) : llvm::ConstantFP::get(vecTy, double(negInf));
+          b.CreateAlignedStore(b.CreateSelect(any, x, none), at(column, o), llvm::Align(4));
+        });
+        for (int64_t j = 1; j < pkh; ++j) {
+          llvm::Value* r = b.CreateAdd(first, kb.index(j));
+          kb.ifThen(b.CreateICmpSLT(r, end), [&] {
+            llvm::Value* row = rowAt(r);
+            kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
+              llvm::Value* o = b.CreateMul(v, kb.index(L));
+              llvm::Type* ty = L == 1 ? floatTy : static_cast<llvm::Type*>(vecTy);
+              llvm::Value* x =
+                  b.CreateAlignedLoad(ty, at(rows, b.CreateAdd(row, o)), llvm::Align(4));
+              llvm::Value* m = b.CreateAlignedLoad(ty, at(column, o), llvm::Align(4));
+              b.CreateAlignedStore(kb.maxValue(m, x), at(column, o), llvm::Align(4));
+            });
+          });
+        }
+        // Along the width, into the output row.
+        llvm::Value* dst = outRow(ocl, ph);
         if (L == 1) {
           kb.forRange(0, PW, [&](llvm::Value* pw) {
-            llvm::Value* base = b.CreateAdd(src, b.CreateMul(pw, kb.index(psw)));
+            llvm::Value* base = b.CreateMul(pw, kb.index(psw));
             llvm::Value* m = kb.f32(negInf);
             for (int64_t q = 0; q < pkw; ++q)
-              m = kb.maxValue(m, b.CreateLoad(floatTy, at(rows, b.CreateAdd(base, kb.index(q)))));
-            b.CreateStore(m, at(pooled, b.CreateAdd(dst, pw)));
+              m = kb.maxValue(m, b.CreateLoad(floatTy, at(column, b.CreateAdd(base, kb.index(q)))));
+            kb.store(out, ElemType::F32, b.CreateAdd(dst, pw), m);
           });
           return;
         }
-        kb.forRange(0, pooledLen / L, [&](llvm::Value* v) {
-          llvm::Value* base = b.CreateAdd(src, b.CreateMul(v, kb.index(L * psw)));
-          // Per tap, stride x lanes consecutive floats as `psw` registers; max over taps.
+        // Vector v of pooled columns: per tap, stride x lanes consecutive floats as `psw`
+        // registers, max over the taps; then the registers concatenated, every psw-th lane.
+        auto pooledVector = [&](llvm::Value* v, llvm::Value* mask) {
+          llvm::Value* base = b.CreateMul(v, kb.index(L * psw));
           std::vector<llvm::Value*> part(size_t(psw), nullptr);
           for (int64_t q = 0; q < pkw; ++q)
             for (int64_t i = 0; i < psw; ++i) {
-              llvm::Value* x = loadVec(at(rows, b.CreateAdd(base, kb.index(q + i * L))), nullptr);
+              llvm::Value* x = loadVec(at(column, b.CreateAdd(base, kb.index(q + i * L))), nullptr);
               part[i] = part[i] ? kb.maxValue(part[i], x) : x;
             }
-          // Concatenate the parts, keep every psw-th lane.
           while (part.size() > 1) {
             if (part.size() % 2) part.push_back(llvm::PoisonValue::get(part[0]->getType()));
             unsigned width = llvm::cast<llvm::FixedVectorType>(part[0]->getType())->getNumElements();
@@ -334,74 +343,34 @@ uint32_t emitConvPool(KernelBuilder& kb) {
             for (int64_t j = 0; j < L; ++j) pick.push_back(int(j * psw));
             m = b.CreateShuffleVector(m, pick);
           }
-          b.CreateAlignedStore(m, at(pooled, b.CreateAdd(dst, b.CreateMul(v, kb.index(L)))),
-                               llvm::Align(32));
-        });
+          storeVec(m, kb.elementAddress(out, b.CreateAdd(dst, b.CreateMul(v, kb.index(L)))), mask);
+        };
+        kb.forRange(0, PW / L, [&](llvm::Value* v) { pooledVector(v, nullptr); });
+        if (PW % L) pooledVector(kb.index(PW / L), laneMask(PW % L, 0));
       });
     };
 
-    // ---- 3. Folded into the band's pooled rows whose window holds convolution row r -------
-    auto fold = [&](llvm::Value* r) {
-      // Pooled rows ph with ph * psh - ppt <= r < ph * psh - ppt + pkh: from
-      // ceil((r + ppt - pkh + 1) / psh), at most ceil(pkh / psh) of them.
-      llvm::Value* lowest = b.CreateAdd(r, kb.index(ppt - pkh + 1));
-      llvm::Value* phFirst = b.CreateSelect(
-          b.CreateICmpSLE(lowest, kb.index(0)), kb.index(0),
-          b.CreateUDiv(b.CreateAdd(lowest, kb.index(psh - 1)), kb.index(psh)));
-      phFirst = kb.maxValue(phFirst, ph0);
-      for (int64_t j = 0; j < (pkh + psh - 1) / psh; ++j) {
-        llvm::Value* ph = b.CreateAdd(phFirst, kb.index(j));
-        llvm::Value* start = b.CreateSub(b.CreateMul(ph, kb.index(psh)), kb.index(ppt));
-        llvm::Value* inside =
-            b.CreateAnd(b.CreateICmpSLT(ph, ph1), b.CreateICmpSLE(start, r));
-        kb.ifThen(inside, [&] {
-          llvm::Value* firstRow = b.CreateICmpEQ(r, kb.maxValue(start, kb.index(0)));
-          kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
-            llvm::Value* dst = outRow(ocl, ph);
-            llvm::Value* src = b.CreateMul(ocl, kb.index(pooledLen));
-            if (L == 1) {
-              kb.forRange(0, PW, [&](llvm::Value* pw) {
-                llvm::Value* o = b.CreateAdd(dst, pw);
-                llvm::Value* x = b.CreateLoad(floatTy, at(pooled, b.CreateAdd(src, pw)));
-                llvm::Value* merged =
-                    b.CreateSelect(firstRow, x, kb.maxValue(kb.load(out, ElemType::F32, o), x));
-                kb.store(out, ElemType::F32, o, merged);
-              });
-              return;
-            }
-            auto vectorAt = [&](llvm::Value* column, llvm::Value* mask) {
-              llvm::Value* x = b.CreateAlignedLoad(vecTy, at(pooled, b.CreateAdd(src, column)),
-                                                   llvm::Align(32));
-              llvm::Value* o = kb.elementAddress(out, b.CreateAdd(dst, column));
-              llvm::Value* merged = b.CreateSelect(firstRow, x, kb.maxValue(loadVec(o, mask), x));
-              storeVec(merged, o, mask);
-            };
-            kb.forRange(0, PW / L, [&](llvm::Value* v) {
-              vectorAt(b.CreateMul(v, kb.index(L)), nullptr);
-            });
-            if (PW % L) vectorAt(kb.index(PW / L * L), laneMask(PW % L, 0));
-          });
-        });
-      }
-    };
-
-    // Convolution rows of the band: from the first row of its first window to the last row
-    // of its last window, inside the map.
-    llvm::Value* rFirst = kb.maxValue(
-        b.CreateSub(b.CreateMul(ph0, kb.index(psh)), kb.index(ppt)), kb.index(0));
-    llvm::Value* rEnd = kb.minValue(
-        b.CreateAdd(b.CreateMul(b.CreateSub(ph1, kb.index(1)), kb.index(psh)),
-                    kb.index(pkh - ppt)),
-        kb.index(OH));
-    rEnd = kb.maxValue(rEnd, rFirst);
-    kb.forRange(rFirst, rEnd, [&](llvm::Value* r) {
-      if (vector) {
-        convRowVector(r);
-      } else {
-        convRowPlain(r);
-      }
-      poolWidth();
-      fold(r);
+    // Each pooled row: the rows of its window not computed yet (rows between windows, when
+    // the stride exceeds the kernel, are skipped), then the pool.
+    llvm::Value* next = kb.local(kb.indexType(), "next_row");
+    b.CreateStore(kb.index(0), next);
+    kb.forRange(ph0, ph1, [&](llvm::Value* ph) {
+      llvm::Value* start = b.CreateSub(b.CreateMul(ph, kb.index(psh)), kb.index(ppt));
+      llvm::Value* first = kb.maxValue(start, kb.index(0));
+      llvm::Value* end =
+          kb.maxValue(kb.minValue(b.CreateAdd(start, kb.index(pkh)), kb.index(OH)), first);
+      llvm::Value* from = kb.maxValue(first, b.CreateLoad(kb.indexType(), next));
+      kb.forRange(from, end, [&](llvm::Value* r) {
+        llvm::Value* slot =
+            b.CreateMul(b.CreateURem(r, kb.index(pkh)), kb.index(slotFloats));
+        if (vector) {
+          convRowVector(r, slot);
+        } else {
+          convRowPlain(r, slot);
+        }
+      });
+      b.CreateStore(kb.maxValue(end, b.CreateLoad(kb.indexType(), next)), next);
+      poolRow(ph, first, end);
     });
   });
   const int64_t rowsPerBand = std::min(OH, (plan.bandRows - 1) * psh + pkh);

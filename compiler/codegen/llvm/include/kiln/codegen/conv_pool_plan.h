@@ -2,14 +2,14 @@
 // convolution runs on the GEMM microkernel (then its weights are packed in GemmPanels, as
 // chooseConvWeights asks here) and how the work splits. LLVM-free.
 //
-// Work items are (image, group of output channels, band of pooled rows). An item computes
-// the convolution rows its band's pool windows read, one at a time, into a stack buffer
-// (one row per output channel of the group, -inf around the row so the pool's padding and
-// ceil-mode windows need no tests), pools each row along its width into a second buffer
-// and folds that into the pooled rows whose windows contain it (the first one stores, the
-// others take the max). Convolution rows read by two bands (kernel > stride) are computed
-// by both; bands are few and tall so that costs little (ResNet-18 and SqueezeNet: 8 bands
-// of 7 pooled rows, 15 convolution rows for 14).
+// Work items are (image, group of output channels, band of pooled rows). For each pooled
+// row of its band an item computes the convolution rows of the window it has not computed
+// yet into a ring of pool-kernel-height row buffers on the stack (one row per output channel
+// of the group, -inf around the row so the pool's padding and ceil-mode windows need no
+// tests), then pools the window: the max over its rows into one row, then over its columns,
+// stored once. Convolution rows read by two bands (kernel > stride) are computed by both;
+// bands are few and tall so that costs little (ResNet-18 and SqueezeNet: 8 bands of 7
+// pooled rows, 15 convolution rows for 14).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +31,7 @@ struct ConvPoolPlan {
   int64_t ocGroups = 1;
   int64_t bandRows = 1;  // pooled rows per band (the last band may be shorter)
   int64_t bands = 1;
-  int64_t rowLen = 0;     // floats per channel in the convolution-row buffer
-  int64_t pooledLen = 0;  // floats per channel in the width-pooled buffer
+  int64_t rowLen = 0;  // floats per channel and row in the ring of convolution rows
   int64_t items(int64_t images) const { return images * ocGroups * bands; }
 };
 
