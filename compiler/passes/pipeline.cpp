@@ -56,6 +56,7 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
     fuseElementwise(dg);
     fuseGemmChains(dg);
     fuseConvPools(dg);
+    fuseExpandDepthwise(dg);
   }
   scheduleDispatches(dg);
   MemoryPlanOptions memoryOptions;

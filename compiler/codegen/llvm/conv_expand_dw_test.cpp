@@ -107,7 +107,7 @@ std::vector<float> reference(const Case& t, const Operands& in, const std::vecto
   return y;
 }
 
-void check(const Case& t, bool pack = true) {
+void check(const Case& t, bool pack = true, const std::string& target = "host") {
   KernelDesc d = describe(t);
   Operands in;
   in.x = randomFloats(size_t(t.n * t.c * t.h * t.w), 1);
@@ -116,7 +116,10 @@ void check(const Case& t, bool pack = true) {
   in.w2 = randomFloats(size_t(t.ch * t.k * t.k), 4);
   in.b2 = randomFloats(size_t(t.ch), 5, 0.0f, 1.0f);
   std::vector<std::vector<float>> inputs = {in.x, in.w1};
-  ConvGemmTile tile = convGemmTile(d, vectorUnitOf(testing::hostTarget()));
+  TargetRequest request;
+  request.name = target;
+  ConvGemmTile tile = convGemmTile(
+      d, vectorUnitOf(target == "host" ? testing::hostTarget() : resolveTarget(request)));
   if (pack && tile.applies()) {
     d.weightLayout = ConvWeights::GemmPanels;
     d.weightPanel = tile.mr;
@@ -126,7 +129,7 @@ void check(const Case& t, bool pack = true) {
   inputs.push_back(in.w2);
   if (t.bias) inputs.push_back(in.b2);
   std::vector<float> want = reference(t, in, d.output.shape);
-  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
   testing::expectClose(got, want, 1e-4f, 1e-4f);
 }
 
@@ -162,6 +165,44 @@ TEST(ConvExpandDepthwise, NonVectorChainTakesThePlainLoops) {
   t.tanhExpand = true;
   EXPECT_FALSE(convGemmTile(describe(t), vectorUnitOf(testing::hostTarget())).applies());
   check(t);
+}
+
+TEST(ConvExpandDepthwise, FourLaneVectors) {
+  check({1, 5, 13, 11, 13, 3}, true, "x86_64");     // SSE: 8-pixel tiles, 4-lane rows
+  check({1, 6, 15, 22, 7, 3, 2}, true, "x86_64");   // even/odd planes of 4 lanes
+  check({1, 3, 7, 5, 2, 5, 1, {2, 2, 2, 2}}, true, "x86_64");
+}
+
+TEST(ConvExpandDepthwise, WideAndNeonVectors) {
+  // Compile-only: AVX-512 (32-pixel tiles, 16-lane planes) and NEON (4 vectors a tile).
+  struct Target {
+    const char* name;
+    const char* multiplyAdd;
+    const char* registers;
+  };
+  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+    TargetRequest request;
+    request.name = t.name;
+    TargetConfig target = resolveTarget(request);
+    for (int64_t stride : {1, 2}) {
+      KernelDesc d = describe({1, 16, 28, 28, 24, 3, stride});
+      ConvGemmTile tile = convGemmTile(d, vectorUnitOf(target));
+      ASSERT_TRUE(tile.applies()) << t.name;
+      d.weightLayout = ConvWeights::GemmPanels;
+      d.weightPanel = tile.mr;
+      CodegenResult result = generateKernels({d}, target);
+      std::string path = testing::writeTempFile(result.bytes, ".so");
+      std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+      int vectorMultiplyAdds = 0;
+      for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
+           at = text.find(t.multiplyAdd, at + 1)) {
+        std::string line = text.substr(at, text.find('\n', at) - at);
+        vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
+      }
+      // The microkernel's tile and the depthwise window's taps.
+      EXPECT_GE(vectorMultiplyAdds, tile.mr * tile.nrVectors + 9) << t.name << " stride " << stride;
+    }
+  }
 }
 
 // The pass's fused dispatch lowers to the kernel description the tests above use.

@@ -36,7 +36,7 @@ namespace {
 
 constexpr int64_t kMaxStepRows = 4;            // output rows per step at most
 constexpr int64_t kMaxBufferFloats = 1 << 16;  // the expanded rows' buffer: 256 KiB (L2 / 2)
-constexpr int64_t kDepthwiseAccumulators = 8;  // vector accumulators of the depthwise part
+constexpr int64_t kDepthwiseAccumulators = 4;  // vector accumulators of the depthwise part
 
 // The geometry both paths share.
 struct Shape {
