@@ -122,14 +122,21 @@ void checkDepthwise(const DepthwiseCase& t, const std::string& target = "host") 
 }
 
 TEST(WindowKernels, Depthwise3x3Stride1) {
-  // MobileNet's shapes, scaled down in height: widths 112, 56, 14, 7 (one masked-free
-  // overlapping tile), 15 and 9 (odd), 3 (narrower than a vector: masked stores).
-  for (int64_t w : {112, 56, 15, 14, 9, 7, 3})
+  // MobileNet's shapes, scaled down in height: widths 112, 56, 14 (two overlapping tiles), 15
+  // and 9 (odd), 7, 6 and 5 (one 8-lane tile, its first lanes stored), 3 (a 4-lane tile).
+  for (int64_t w : {112, 56, 15, 14, 9, 7, 6, 5, 3})
     checkDepthwise({1, 3, 1, 6, w, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::None});
   // Heights that leave a last row group of 1, 2 and 3 rows; no padding; batch 2.
   checkDepthwise({2, 4, 1, 9, 20, 3, 3, {1, 1}, {0, 0, 0, 0}, false, Fused::None});
   checkDepthwise({1, 2, 1, 10, 17, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::ClipField});
   checkDepthwise({1, 2, 1, 7, 30, 3, 3, {1, 1}, {2, 0, 1, 2}, true, Fused::None});
+}
+
+TEST(WindowKernels, DepthwiseLargeOutputPrefetchesItsStores) {
+  // Just over 1 MiB of output (from which stores prefetch their lines two row groups ahead,
+  // past the end of the output for the last groups): MobileNetV2's features.1 planes.
+  checkDepthwise({1, 21, 1, 112, 112, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::ClipField});
+  checkDepthwise({1, 64, 1, 110, 150, 3, 3, {2, 2}, {1, 1, 1, 1}, false, Fused::Residual});
 }
 
 TEST(WindowKernels, Depthwise3x3Stride2) {
@@ -160,6 +167,7 @@ TEST(WindowKernels, DepthwiseFusedEpilogues) {
   checkDepthwise({1, 4, 1, 6, 22, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::HardSwish});
   checkDepthwise({1, 4, 1, 5, 22, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::Residual});
   checkDepthwise({1, 4, 1, 7, 7, 3, 3, {2, 2}, {1, 1, 1, 1}, false, Fused::Residual});
+  checkDepthwise({1, 4, 1, 7, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::Residual});
   checkDepthwise({1, 3, 1, 6, 13, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::Sigmoid});
 }
 
@@ -253,6 +261,7 @@ TEST(WindowKernels, AveragePoolPadsAndCountIncludePad) {
     checkPool({PoolKind::Average, 2, 8, 35, 3, 1, {1, 1, 1, 1}, false, include});
     checkPool({PoolKind::Average, 2, 8, 14, 5, 1, {2, 2, 2, 2}, false, include});
     checkPool({PoolKind::Average, 2, 8, 22, 3, 2, {0, 1, 1, 0}, true, include});
+    checkPool({PoolKind::Average, 2, 8, 7, 3, 1, {1, 1, 1, 1}, false, include});  // one 8-lane tile
   }
   checkPool({PoolKind::Average, 2, 8, 16, 2, 2, {0, 0, 0, 0}, false, false});
 }

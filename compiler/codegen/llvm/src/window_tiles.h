@@ -6,8 +6,9 @@
 // feeds every output row of the group that uses it (R accumulators in registers). Input rows
 // above or below the image are read from a stack row filled with the padding value, so no tap
 // tests bounds. A last tile that would run past the row's end is shifted left to end on it
-// (recomputing a few columns) so stores stay unmasked; only rows narrower than 4 lanes mask
-// their stores. Stride 2 loads 2V consecutive inputs and splits them into even and odd lanes
+// (recomputing a few columns) so stores stay unmasked; only rows narrower than a vector (one
+// tile, wider than half a vector or narrower than 4 lanes) keep their inside lanes, stored in
+// pieces. Stride 2 loads 2V consecutive inputs and splits them into even and odd lanes
 // (two kernel columns per load pair). Dilation 1 only.
 #pragma once
 
@@ -47,7 +48,7 @@ struct ColumnTile {
 };
 
 // The tiles covering [0, OW) for vectors of `lanes` f32 (stores may overlap, never pass OW
-// unless OW < 4, where the only tile masks its stores).
+// unless OW is less than a vector, where the only tile stores its first OW lanes).
 std::vector<ColumnTile> planColumnTiles(const WindowGeometry& g, unsigned lanes);
 
 // What a window computes. `init` is an output vector's value before any tap, `combine` folds
@@ -114,6 +115,7 @@ class WindowOutput {
   KernelBuilder& kb_;
   FusedEpilogue epilogue_;
   std::vector<llvm::Value*> rowStart_;  // per output row of the group: its first element
+  int64_t aheadElements_ = 0;  // prefetch for writing this far past each store (0: none)
   std::vector<FusedEpilogue::Row> epilogueRows_;
 };
 
