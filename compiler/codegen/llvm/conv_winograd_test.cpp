@@ -132,6 +132,30 @@ TEST(ConvWinograd, Policy) {
   EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::Winograd);
 }
 
+TEST(ConvWinograd, RowBlocks) {
+  // ResNet-18 layer1, 56 x 56 x 64: 14 tile rows of 14 tiles in 8 blocks of 1 or 2 rows
+  // (items for the threads, no input transform repeated), V of a block within 256 KB.
+  KernelDesc d = describe({1, 64, 56, 56, 64});
+  WinogradPlan plan = winogradPlan(d, {8, 16});
+  WinogradBlocks k = winogradBlocks(d, plan.tile, plan.m);
+  EXPECT_EQ(k.tileRows, 14);
+  EXPECT_EQ(k.rowBlocks, 8);
+  EXPECT_EQ(k.blockRows, 2);
+  EXPECT_EQ(k.slots, 32);
+  EXPECT_EQ(k.channelBlocks, 1);
+  // 28 x 28 x 128: 256 KB would take blocks below a GEMM tile (16 slots): 3 rows (21 slots).
+  d = describe({1, 128, 28, 28, 128});
+  k = winogradBlocks(d, winogradPlan(d, {8, 16}).tile, 4);
+  EXPECT_EQ(k.rowBlocks, 3);
+  EXPECT_EQ(k.blockRows, 3);
+  EXPECT_EQ(k.channelBlocks, 1);
+  // 13 x 13 (SqueezeNet's late expand3x3): one block of 4 x 4 tiles.
+  d = describe({1, 64, 13, 13, 256});
+  k = winogradBlocks(d, winogradPlan(d, {8, 16}).tile, 4);
+  EXPECT_EQ(k.rowBlocks, 1);
+  EXPECT_EQ(k.slots, 16);
+}
+
 TEST(ConvWinograd, MapsAndPads) {
   checkBoth({1, 16, 14, 14, 16});                 // whole tiles (F(2x2))
   checkBoth({1, 16, 7, 7, 20});                   // 7 x 7: edge tiles, OC % 6 = 2

@@ -16,6 +16,15 @@ constexpr int64_t kTargetSlots = 48;  // tiles per block at least (3 GEMM tiles 
 // cache it spills from: partial products would go through memory and several output-channel
 // groups would repeat the transform).
 constexpr int64_t kVFloats = 200000;
+// Rows per block shrink (down to a GEMM tile's worth) until a block's transformed inputs fit
+// 256 KB, half of a Zen 3 core's L2: ResNet-18 layer1's 4-row blocks (576 KB) took 7.6% more
+// time than 2-row ones (1 thread, per-workgroup CPU time, interleaved).
+constexpr int64_t kL2VFloats = 65536;
+// Maps of this many tile rows or more get this many row blocks at least: items for the pool's
+// threads that repeat no input transform (ResNet-18 layer1 and SqueezeNet's 55x55
+// expand3x3: 8 items instead of 4; simulated on two threads, SqueezeNet's expand stages went
+// from x1.72 to x1.96, layer1 from x1.92 to x1.96).
+constexpr int64_t kMinRowBlocks = 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -32,13 +41,15 @@ WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int
   // up to L - 1 slots further: the kernel's buffers leave room for that.)
   auto slotsFor = [&](int64_t r) { return ceilDiv(r * k.tileCols, L) * L; };
   // kTargetSlots tiles, fewer while the transformed inputs of every channel would not fit
-  // kVFloats, but a GEMM tile's worth at least.
+  // kL2VFloats, but a GEMM tile's worth at least.
   k.blockRows = std::min(k.tileRows, ceilDiv(kTargetSlots, k.tileCols));
   const int64_t minRows = std::min(k.tileRows, ceilDiv(tile.nr(), k.tileCols));
-  while (k.blockRows > minRows && P * C * slotsFor(k.blockRows) > kVFloats) --k.blockRows;
-  // As many blocks, as even as they can be (the last one short by less than a block).
-  k.blockRows = ceilDiv(k.tileRows, ceilDiv(k.tileRows, k.blockRows));
+  while (k.blockRows > minRows && P * C * slotsFor(k.blockRows) > kL2VFloats) --k.blockRows;
+  // As many blocks, at least kMinRowBlocks on maps that tall, the longest blockRows rows (the
+  // kernel gives block b rows [b*T/B, (b+1)*T/B)).
   k.rowBlocks = ceilDiv(k.tileRows, k.blockRows);
+  if (k.tileRows >= kMinRowBlocks) k.rowBlocks = std::max(k.rowBlocks, kMinRowBlocks);
+  k.blockRows = ceilDiv(k.tileRows, k.rowBlocks);
   k.slots = slotsFor(k.blockRows);
   // Channel blocks: a divisor of C not much smaller than the even split if there is one,
   // else the even split rounded up.
