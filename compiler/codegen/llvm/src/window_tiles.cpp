@@ -267,8 +267,7 @@ void storeMaskedPrefix(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* at
   unsigned prefix = 0;
   while (prefix < lanes && mask->getAggregateElement(prefix)->isOneValue()) ++prefix;
   bool isPrefix = true;
-  for (unsigned j = prefix; j < lanes; ++j)
-    isPrefix &= mask->getAggregateElement(j)->isNullValue();
+  for (unsigned j = prefix; j < lanes; ++j) isPrefix &= mask->getAggregateElement(j)->isNullValue();
   if (!isPrefix) {
     b.CreateMaskedStore(value, at, llvm::Align(4), mask);
     return;

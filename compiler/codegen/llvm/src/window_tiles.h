@@ -115,7 +115,7 @@ class WindowOutput {
   KernelBuilder& kb_;
   FusedEpilogue epilogue_;
   std::vector<llvm::Value*> rowStart_;  // per output row of the group: its first element
-  int64_t aheadElements_ = 0;  // prefetch for writing this far past each store (0: none)
+  int64_t aheadElements_ = 0;           // prefetch for writing this far past each store (0: none)
   std::vector<FusedEpilogue::Row> epilogueRows_;
 };
 
