@@ -12,7 +12,8 @@
 //    constant weights and bias, fused ops as above, all f32;
 //  - the expanded tensor is used once (not an output, not a view) and at least
 //    kMinHiddenBytes per image: smaller ones stay in the caches between the two kernels,
-//    whose separate loops are faster than the fused one's.
+//    whose separate loops are faster than the fused one's; KH of its rows (all channels) fit
+//    kMaxWindowRowsBytes (the kernel's stack buffer).
 // The depthwise weights and bias become extra bindings of the producer (fusedOp = the
 // depthwise op's index in `fused`). Runs after fuseElementwise.
 #include "dispatch_fusion.h"
@@ -29,6 +30,8 @@ using ir::OpKind;
 // features.2 gains ~15 %; the 1.8 MB (56x56) and 0.6 MB (28x28) ones are 5-15 % slower fused
 // (the separate kernels run near peak and the tensors stay in L3 between them).
 constexpr int64_t kMinHiddenBytes = 2 * 1024 * 1024;
+// The kernel keeps KH expanded rows of every channel on the stack (256 KiB at most there).
+constexpr int64_t kMaxWindowRowsBytes = 256 * 1024;
 
 bool isF32Rank4(const ir::Value* v) {
   return v && v->dtype() == ir::DType::F32 && v->shape().size() == 4;
@@ -121,7 +124,9 @@ void fuseExpandDepthwise(ir::DispatchGraph& dg) {
     bool isOutput = false;
     for (const ir::GraphOutput& out : graph.outputs()) isOutput |= out.value == hidden;
     if (isOutput || hidden->users().size() != 1 || dg.storageOf(hidden) != hidden) continue;
-    if (hidden->shape()[1] * hidden->shape()[2] * hidden->shape()[3] * 4 < kMinHiddenBytes)
+    const std::vector<int64_t>& hs = hidden->shape();
+    const int64_t kh = consumer.root->operand(1)->shape()[2];
+    if (hs[1] * hs[2] * hs[3] * 4 < kMinHiddenBytes || hs[1] * kh * hs[3] * 4 > kMaxWindowRowsBytes)
       continue;
     // The consumer's result after its own chain: what the fused dispatch writes.
     const ir::Binding& written = consumer.bindings.back();

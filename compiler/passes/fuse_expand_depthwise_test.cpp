@@ -99,5 +99,18 @@ TEST(FuseExpandDepthwise, SmallExpandedMapsStayApart) {
   EXPECT_EQ(dg.dispatches.size(), 2u);
 }
 
+TEST(FuseExpandDepthwise, RowsWiderThanTheStackBufferStayApart) {
+  // 256 channels x 3 rows x 1024 columns (3 MB) would not fit the kernel's 256 KiB buffer.
+  ir::DispatchGraph dg = fused(R"(graph @g {
+  input %x : f32[1,8,4,1024]
+  const %w1 : f32[256,8,1,1] = splat(0.5)
+  const %w2 : f32[256,1,3,3] = splat(0.125)
+  %e = Conv(%x, %w1) : f32[1,256,4,1024]
+  %d = Conv(%e, %w2) {group = 256, pads = [1, 1, 1, 1]} : f32[1,256,4,1024]
+  output "d" = %d
+})");
+  EXPECT_EQ(dg.dispatches.size(), 2u);
+}
+
 }  // namespace
 }  // namespace kiln::passes

@@ -188,6 +188,9 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
     const double fill = double(pixels) / double((pixels + NR - 1) / NR * NR);
     if (fill >= best) best = fill, G = r;
   }
+  // The pass keeps KH rows of every channel within the budget; anything far past it (a
+  // hand-made description) takes the plain loops rather than a huge stack frame.
+  if (planes * planeFloats(1) * g.ch > 4 * kMaxBufferFloats) return emitPlain(kb, g);
   const int64_t fresh = G * g.s, RB = bufferRows(G), PF = planeFloats(G), SS = planes * PF;
   const int64_t front = (g.kw + L - 1) / L * L;  // floats before the first slice
   const int64_t steps = g.oh / G, items = g.n * steps;
