@@ -27,11 +27,14 @@ ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes,
   const int64_t PH = d.output.shape[2], PW = d.output.shape[3];
   const int64_t OW = d.convOutput[3];
   const int64_t kw = d.poolKernel[1], sw = d.poolStrides[1], padLeft = d.poolPads[1];
-  // Row buffer: padLeft floats of -inf, the row (whole tiles of it), -inf up to the last
+  // Row buffer: rowLeft floats of -inf, the row (whole tiles of it), -inf up to the last
   // float the width pooling reads (whole vectors of pooled columns).
   const int64_t pooledVectors = ceilDiv(PW, lanes);
-  const int64_t written = padLeft + ceilDiv(OW, tileWidth) * tileWidth;
-  const int64_t read = pooledVectors * lanes * sw + kw - 1;
+  // The row starts at a whole vector (rowLeft >= padLeft) so that the tiles' stores are
+  // aligned (ResNet's pad 1 made every other one split a cache line).
+  p.rowLeft = ceilDiv(padLeft, lanes) * lanes;
+  const int64_t written = p.rowLeft + ceilDiv(OW, tileWidth) * tileWidth;
+  const int64_t read = p.rowLeft - padLeft + pooledVectors * lanes * sw + kw - 1;
   p.rowLen = ceilDiv(std::max(written, read), lanes) * lanes;
   // Output channels: all of them unless the ring of pool-kernel-height rows would outgrow
   // kMaxRowFloats.

@@ -135,7 +135,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
       }
     });
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
-    const int64_t bufLeft = d.poolPads[1];
+    const int64_t bufLeft = plan.rowLeft;
     auto convRowVector = [&](llvm::Value* r, llvm::Value* slot) {
       llvm::Value* rowPixel = b.CreateMul(r, kb.index(OW));
       llvm::Value* panelLo = b.CreateUDiv(ocStart, kb.index(MR));
@@ -305,11 +305,13 @@ uint32_t emitConvPool(KernelBuilder& kb) {
             });
           });
         }
-        // Along the width, into the output row.
+        // Along the width, into the output row: pooled column pw's window starts at column
+        // pw * psw - padLeft, at pw * psw + skip in the buffer.
         llvm::Value* dst = outRow(ocl, ph);
+        const int64_t skip = plan.rowLeft - d.poolPads[1];
         if (L == 1) {
           kb.forRange(0, PW, [&](llvm::Value* pw) {
-            llvm::Value* base = b.CreateMul(pw, kb.index(psw));
+            llvm::Value* base = b.CreateAdd(b.CreateMul(pw, kb.index(psw)), kb.index(skip));
             llvm::Value* m = kb.f32(negInf);
             for (int64_t q = 0; q < pkw; ++q)
               m = kb.maxValue(m, b.CreateLoad(floatTy, at(column, b.CreateAdd(base, kb.index(q)))));
@@ -320,7 +322,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         // Vector v of pooled columns: per tap, stride x lanes consecutive floats as `psw`
         // registers, max over the taps; then the registers concatenated, every psw-th lane.
         auto pooledVector = [&](llvm::Value* v, llvm::Value* mask) {
-          llvm::Value* base = b.CreateMul(v, kb.index(L * psw));
+          llvm::Value* base = b.CreateAdd(b.CreateMul(v, kb.index(L * psw)), kb.index(skip));
           std::vector<llvm::Value*> part(size_t(psw), nullptr);
           for (int64_t q = 0; q < pkw; ++q)
             for (int64_t i = 0; i < psw; ++i) {

@@ -32,7 +32,8 @@ struct ConvPoolPlan {
   int64_t ocGroups = 1;
   int64_t bandRows = 1;  // pooled rows per band (the last band may be shorter)
   int64_t bands = 1;
-  int64_t rowLen = 0;  // floats per channel and row in the ring of convolution rows
+  int64_t rowLen = 0;   // floats per channel and row in the ring of convolution rows
+  int64_t rowLeft = 0;  // where the row starts in it (-inf before: the pool's left pad)
   int64_t items(int64_t images) const { return images * ocGroups * bands; }
 };
 
