@@ -8,8 +8,8 @@
 //     channels with the partial sums in the buffer; else by plain loops. The activation and
 //     the fused chain apply before the store. The buffers hold -inf left and right of the
 //     row, so the pool's padding and ceil-mode windows need no tests;
-//  2. per output channel, the max over the window's rows (a vertical pass over the row,
-//     from L2 into one L1 row), then over the window's columns: per vector of pooled
+//  2. per output channel, the max over the window's rows (one vertical pass over the
+//     rows, from L2 into one L1 row), then over the window's columns: per vector of pooled
 //     columns, the max of the taps over stride x lanes consecutive floats, then every
 //     stride-th lane (no gathers), stored once to the output.
 // A window in the padding only (ceil mode, large pads) gives -inf, as the plain pool does.
@@ -279,32 +279,47 @@ uint32_t emitConvPool(KernelBuilder& kb) {
           return b.CreateAdd(b.CreateMul(b.CreateURem(r, kb.index(pkh)), kb.index(slotFloats)),
                              channel);
         };
-        // The window's rows: the first one copied (-inf if the window is empty), the others
-        // max-ed in.
-        llvm::Value* firstRow = rowAt(first);
-        llvm::Value* any = b.CreateICmpSLT(first, end);
-        kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
-          llvm::Value* o = b.CreateMul(v, kb.index(L));
-          llvm::Value* x = L == 1 ? b.CreateLoad(floatTy, at(rows, b.CreateAdd(firstRow, o)))
-                                  : loadVec(at(rows, b.CreateAdd(firstRow, o)), nullptr);
+        llvm::Type* ty = L == 1 ? floatTy : static_cast<llvm::Type*>(vecTy);
+        auto loadAt = [&](llvm::Value* buffer, llvm::Value* i) {
+          return b.CreateAlignedLoad(ty, at(buffer, i), llvm::Align(4));
+        };
+        // A full window (all its rows inside the map, the common case): one pass, the max of
+        // its rows per vector. Else the first row copied (-inf if the window is empty), the
+        // others max-ed in.
+        llvm::Value* full = b.CreateICmpEQ(b.CreateSub(end, first), kb.index(pkh));
+        kb.ifThen(full, [&] {
+          std::vector<llvm::Value*> rowBase;
+          for (int64_t j = 0; j < pkh; ++j) rowBase.push_back(rowAt(b.CreateAdd(first, kb.index(j))));
+          kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
+            llvm::Value* o = b.CreateMul(v, kb.index(L));
+            llvm::Value* m = loadAt(rows, b.CreateAdd(rowBase[0], o));
+            for (int64_t j = 1; j < pkh; ++j)
+              m = kb.maxValue(m, loadAt(rows, b.CreateAdd(rowBase[size_t(j)], o)));
+            b.CreateAlignedStore(m, at(column, o), llvm::Align(4));
+          });
+        });
+        kb.ifThen(b.CreateNot(full), [&] {
+          llvm::Value* firstRow = rowAt(first);
+          llvm::Value* any = b.CreateICmpSLT(first, end);
           llvm::Value* none =
               L == 1 ? kb.f32(negInf) : llvm::ConstantFP::get(vecTy, double(negInf));
-          b.CreateAlignedStore(b.CreateSelect(any, x, none), at(column, o), llvm::Align(4));
-        });
-        for (int64_t j = 1; j < pkh; ++j) {
-          llvm::Value* r = b.CreateAdd(first, kb.index(j));
-          kb.ifThen(b.CreateICmpSLT(r, end), [&] {
-            llvm::Value* row = rowAt(r);
-            kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
-              llvm::Value* o = b.CreateMul(v, kb.index(L));
-              llvm::Type* ty = L == 1 ? floatTy : static_cast<llvm::Type*>(vecTy);
-              llvm::Value* x =
-                  b.CreateAlignedLoad(ty, at(rows, b.CreateAdd(row, o)), llvm::Align(4));
-              llvm::Value* m = b.CreateAlignedLoad(ty, at(column, o), llvm::Align(4));
-              b.CreateAlignedStore(kb.maxValue(m, x), at(column, o), llvm::Align(4));
-            });
+          kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
+            llvm::Value* o = b.CreateMul(v, kb.index(L));
+            llvm::Value* x = loadAt(rows, b.CreateAdd(firstRow, o));
+            b.CreateAlignedStore(b.CreateSelect(any, x, none), at(column, o), llvm::Align(4));
           });
-        }
+          for (int64_t j = 1; j < pkh; ++j) {
+            llvm::Value* r = b.CreateAdd(first, kb.index(j));
+            kb.ifThen(b.CreateICmpSLT(r, end), [&] {
+              llvm::Value* row = rowAt(r);
+              kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
+                llvm::Value* o = b.CreateMul(v, kb.index(L));
+                llvm::Value* m = kb.maxValue(loadAt(column, o), loadAt(rows, b.CreateAdd(row, o)));
+                b.CreateAlignedStore(m, at(column, o), llvm::Align(4));
+              });
+            });
+          }
+        });
         // Along the width, into the output row: pooled column pw's window starts at column
         // pw * psw - padLeft, at pw * psw + skip in the buffer.
         llvm::Value* dst = outRow(ocl, ph);
