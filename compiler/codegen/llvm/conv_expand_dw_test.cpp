@@ -3,8 +3,8 @@
 // stride 1 and 2, 3x3 and 5x5 windows, asymmetric pads, two images, with and without biases,
 // Clip after each convolution, weights packed in panels as the driver packs them and
 // unpacked, and 1, 2 and 5 workgroups (runKernel checks that every split agrees). A chain
-// that does not evaluate on vectors (and stride 2 over odd widths) takes the plain loops. Also the lowering of a fused
-// dispatch into the kernel description.
+// that does not evaluate on vectors (and stride 2 over odd widths) takes the plain loops. Also the
+// lowering of a fused dispatch into the kernel description.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +30,7 @@ struct Case {
   int64_t stride = 1;
   std::array<int64_t, 4> pads{1, 1, 1, 1};  // top, left, bottom, right
   bool bias = true;
-  bool clip = true;       // Clip(0, 6) after each convolution
+  bool clip = true;         // Clip(0, 6) after each convolution
   bool tanhExpand = false;  // Tanh after the expand instead (not vectorisable: plain loops)
 };
 
@@ -134,24 +134,24 @@ void check(const Case& t, bool pack = true, const std::string& target = "host") 
 }
 
 TEST(ConvExpandDepthwise, StrideOne) {
-  check({1, 16, 12, 20, 24, 3});                     // whole tiles and panels
-  check({1, 5, 13, 11, 13, 3});                      // odd everything: tails, OC % 6 = 1
-  check({2, 7, 9, 17, 8, 3, 1, {1, 1, 1, 1}, false});  // two images, no biases
-  check({1, 8, 10, 30, 6, 3}, false);                // unpacked weights
+  check({1, 16, 12, 20, 24, 3});                             // whole tiles and panels
+  check({1, 5, 13, 11, 13, 3});                              // odd everything: tails, OC % 6 = 1
+  check({2, 7, 9, 17, 8, 3, 1, {1, 1, 1, 1}, false});        // two images, no biases
+  check({1, 8, 10, 30, 6, 3}, false);                        // unpacked weights
   check({1, 4, 16, 8, 9, 3, 1, {1, 1, 1, 1}, true, false});  // no Clip at all
 }
 
 TEST(ConvExpandDepthwise, StrideTwo) {
-  check({1, 16, 28, 28, 18, 3, 2});              // MobileNet-like, 14x14 out
-  check({1, 6, 15, 22, 7, 3, 2});                // odd rows, 11 wide out
-  check({1, 5, 9, 30, 8, 3, 2, {1, 1, 0, 0}});   // the last column outside the window
-  check({2, 3, 8, 40, 12, 3, 2, {0, 1, 1, 0}});  // asymmetric pads
+  check({1, 16, 28, 28, 18, 3, 2});               // MobileNet-like, 14x14 out
+  check({1, 6, 15, 22, 7, 3, 2});                 // odd rows, 11 wide out
+  check({1, 5, 9, 30, 8, 3, 2, {1, 1, 0, 0}});    // the last column outside the window
+  check({2, 3, 8, 40, 12, 3, 2, {0, 1, 1, 0}});   // asymmetric pads
   check({1, 9, 17, 10, 11, 5, 2, {2, 2, 2, 2}});  // 5x5 window
 }
 
 TEST(ConvExpandDepthwise, WideAndTallMaps) {
-  check({1, 8, 56, 56, 12, 3, 2});   // 112-pixel steps
-  check({1, 4, 40, 70, 7, 3, 1});    // rows wider than 4 vectors
+  check({1, 8, 56, 56, 12, 3, 2});             // 112-pixel steps
+  check({1, 4, 40, 70, 7, 3, 1});              // rows wider than 4 vectors
   check({1, 3, 7, 5, 2, 5, 1, {2, 2, 2, 2}});  // maps smaller than the window's reach
 }
 
@@ -168,8 +168,8 @@ TEST(ConvExpandDepthwise, NonVectorChainTakesThePlainLoops) {
 }
 
 TEST(ConvExpandDepthwise, FourLaneVectors) {
-  check({1, 5, 13, 11, 13, 3}, true, "x86_64");     // SSE: 8-pixel tiles, 4-lane rows
-  check({1, 6, 15, 22, 7, 3, 2}, true, "x86_64");   // even/odd planes of 4 lanes
+  check({1, 5, 13, 11, 13, 3}, true, "x86_64");    // SSE: 8-pixel tiles, 4-lane rows
+  check({1, 6, 15, 22, 7, 3, 2}, true, "x86_64");  // even/odd planes of 4 lanes
   check({1, 3, 7, 5, 2, 5, 1, {2, 2, 2, 2}}, true, "x86_64");
 }
 
@@ -220,7 +220,7 @@ TEST(ConvExpandDepthwise, LoweringOfTheFusedDispatch) {
   %dc = Clip(%d, %lo, %hi) : f32[1,96,56,56]
   output "y" = %dc
 })",
-                             "test.kir");
+                              "test.kir");
   ir::verifyGraph(*graph);
   ir::DispatchGraph dg = passes::formDispatches(std::move(graph));
   passes::fuseElementwise(dg);

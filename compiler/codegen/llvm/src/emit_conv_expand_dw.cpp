@@ -21,9 +21,10 @@
 // workgroup; few workgroups). On targets without vector registers (and stride 2 over odd
 // widths) a plain loop computes each output row from the KH expanded rows it needs, one
 // channel at a time (recomputing them).
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <cassert>
-#include <llvm/IR/Intrinsics.h>
 
 #include "emit_gemm_microkernel.h"
 #include "emitters.h"
@@ -40,10 +41,10 @@ constexpr int64_t kDepthwiseAccumulators = 4;  // vector accumulators of the dep
 
 // The geometry both paths share.
 struct Shape {
-  int64_t n, c, h, w;       // the expand's input
-  int64_t ch;               // expanded channels (= the output's)
+  int64_t n, c, h, w;         // the expand's input
+  int64_t ch;                 // expanded channels (= the output's)
   int64_t kh, kw, s, pt, pl;  // depthwise window, stride, top / left pads
-  int64_t oh, ow;           // output map
+  int64_t oh, ow;             // output map
 };
 
 Shape shapeOf(const KernelDesc& d) {
@@ -85,10 +86,10 @@ uint32_t emitPlain(KernelBuilder& kb, const Shape& g) {
     if (!packedA) return kb.load(1, f32, b.CreateAdd(b.CreateMul(c, kb.index(g.c)), k));
     llvm::Value* panel = b.CreateUDiv(c, kb.index(mr));
     llvm::Value* m = b.CreateURem(c, kb.index(mr));
-    llvm::Value* rows = b.CreateSelect(b.CreateICmpULT(panel, kb.index(fullPanels)),
-                                       kb.index(mr), kb.index(g.ch - fullPanels * mr));
-    llvm::Value* at = b.CreateAdd(b.CreateMul(panel, kb.index(mr * g.c)),
-                                  b.CreateAdd(b.CreateMul(k, rows), m));
+    llvm::Value* rows = b.CreateSelect(b.CreateICmpULT(panel, kb.index(fullPanels)), kb.index(mr),
+                                       kb.index(g.ch - fullPanels * mr));
+    llvm::Value* at =
+        b.CreateAdd(b.CreateMul(panel, kb.index(mr * g.c)), b.CreateAdd(b.CreateMul(k, rows), m));
     return kb.load(1, f32, at);
   };
   const int64_t items = g.n * g.ch * g.oh;
@@ -96,21 +97,21 @@ uint32_t emitPlain(KernelBuilder& kb, const Shape& g) {
     std::vector<llvm::Value*> co = kb.decompose(item, {g.n, g.ch, g.oh});
     llvm::Value *n = co[0], *c = co[1], *oh = co[2];
     llvm::Value* outRow = b.CreateMul(item, kb.index(g.ow));
-    llvm::Value* init =
-        d.tailBias >= 0 ? kb.load(unsigned(d.tailBias), f32, c) : kb.f32(0.0f);
+    llvm::Value* init = d.tailBias >= 0 ? kb.load(unsigned(d.tailBias), f32, c) : kb.f32(0.0f);
     kb.forRange(0, g.ow,
                 [&](llvm::Value* ow) { kb.store(out, f32, b.CreateAdd(outRow, ow), init); });
     llvm::Value* xImage = b.CreateMul(n, kb.index(g.c * g.h * g.w));
     kb.forRange(0, g.kh, [&](llvm::Value* kh) {
-      llvm::Value* ih = b.CreateAdd(b.CreateSub(b.CreateMul(oh, kb.index(g.s)), kb.index(g.pt)), kh);
+      llvm::Value* ih =
+          b.CreateAdd(b.CreateSub(b.CreateMul(oh, kb.index(g.s)), kb.index(g.pt)), kh);
       kb.ifThen(b.CreateICmpULT(ih, kb.index(g.h)), [&] {
         // Expanded row ih of channel c.
         llvm::Value* b1 = hasBias ? kb.load(2, f32, c) : kb.f32(0.0f);
         kb.forRange(0, g.w, [&](llvm::Value* x) { b.CreateStore(b1, rowAt(x)); });
         kb.forRange(0, g.c, [&](llvm::Value* k) {
           llvm::Value* wk = weight(c, k);
-          llvm::Value* in = b.CreateAdd(
-              xImage, b.CreateAdd(b.CreateMul(k, kb.index(g.h * g.w)), b.CreateMul(ih, kb.index(g.w))));
+          llvm::Value* in = b.CreateAdd(xImage, b.CreateAdd(b.CreateMul(k, kb.index(g.h * g.w)),
+                                                            b.CreateMul(ih, kb.index(g.w))));
           kb.forRange(0, g.w, [&](llvm::Value* x) {
             llvm::Value* v = b.CreateFMul(kb.load(0, f32, b.CreateAdd(in, x)), wk);
             b.CreateStore(b.CreateFAdd(b.CreateLoad(b.getFloatTy(), rowAt(x)), v), rowAt(x));
@@ -122,9 +123,8 @@ uint32_t emitPlain(KernelBuilder& kb, const Shape& g) {
         });
         // Its taps into the output row.
         kb.forRange(0, g.kw, [&](llvm::Value* kw) {
-          llvm::Value* tap = b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(c, kb.index(g.kh)), kh),
-                                                     kb.index(g.kw)),
-                                         kw);
+          llvm::Value* tap = b.CreateAdd(
+              b.CreateMul(b.CreateAdd(b.CreateMul(c, kb.index(g.kh)), kh), kb.index(g.kw)), kw);
           llvm::Value* wt = kb.load(unsigned(d.tailB), f32, tap);
           kb.forRange(0, g.ow, [&](llvm::Value* ow) {
             llvm::Value* iw =
@@ -200,8 +200,8 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
 
   llvm::Type* floatTy = b.getFloatTy();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
-  auto* buffer = llvm::cast<llvm::AllocaInst>(kb.local(
-      llvm::ArrayType::get(floatTy, uint64_t(front + (g.ch + 1) * SS)), "expanded.rows"));
+  auto* buffer = llvm::cast<llvm::AllocaInst>(
+      kb.local(llvm::ArrayType::get(floatTy, uint64_t(front + (g.ch + 1) * SS)), "expanded.rows"));
   buffer->setAlignment(llvm::Align(64));
   auto bufAt = [&](llvm::Value* i) { return b.CreateGEP(floatTy, buffer, i); };
   Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
@@ -232,10 +232,9 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     llvm::Value* n = b.CreateUDiv(item, kb.index(steps));
     llvm::Value* step = b.CreateURem(item, kb.index(steps));
-    llvm::Value* first =
-        b.CreateOr(b.CreateICmpEQ(step, kb.index(0)),
-                   b.CreateICmpNE(item, b.CreateAdd(b.CreateLoad(kb.indexType(), previous),
-                                                     kb.index(1))));
+    llvm::Value* first = b.CreateOr(
+        b.CreateICmpEQ(step, kb.index(0)),
+        b.CreateICmpNE(item, b.CreateAdd(b.CreateLoad(kb.indexType(), previous), kb.index(1))));
     b.CreateStore(item, previous);
     llvm::Value* xImage = b.CreateMul(n, kb.index(g.c * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(g.ch * g.oh * g.ow));
@@ -248,9 +247,9 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
       llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
       for (int64_t m = 0; m < rows; ++m) {
         llvm::Value* start =
-            hasBias ? b.CreateVectorSplat(
-                          L, kb.load(2, ElemType::F32, b.CreateAdd(oc0, kb.index(m))))
-                    : zero;
+            hasBias
+                ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, b.CreateAdd(oc0, kb.index(m))))
+                : zero;
         for (int64_t v = 0; v < nv; ++v) b.CreateStore(start, acc[m][v]);
       }
       llvm::Value* aBase =
@@ -336,8 +335,7 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
               });
               kb.ifThen(b.CreateNot(rowInside), [&] {
                 kb.forRange(kb.index(0), kb.index(g.ch), [&](llvm::Value* c) {
-                  llvm::Value* at =
-                      b.CreateAdd(sliceOf(c), b.CreateMul(slot, kb.index(rowFloats)));
+                  llvm::Value* at = b.CreateAdd(sliceOf(c), b.CreateMul(slot, kb.index(rowFloats)));
                   for (int64_t p = 0; p < planes; ++p)
                     kb.forRange(0, rowFloats, [&](llvm::Value* x) {
                       b.CreateStore(kb.f32(0.0f),
@@ -394,12 +392,12 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
                     ? b.CreateVectorSplat(L, kb.load(unsigned(d.tailBias), ElemType::F32, c))
                     : zero;
             llvm::Value* outRows = b.CreateAdd(
-                outImage, b.CreateMul(b.CreateAdd(b.CreateMul(c, kb.index(g.oh)), oh0),
-                                      kb.index(g.ow)));
+                outImage,
+                b.CreateMul(b.CreateAdd(b.CreateMul(c, kb.index(g.oh)), oh0), kb.index(g.ow)));
             for (int64_t v0 = 0; v0 < nvOut; v0 += chunk) {
               const int64_t v1 = std::min(nvOut, v0 + chunk);
-              std::vector<std::vector<llvm::Value*>> sum(size_t(G),
-                                                         std::vector<llvm::Value*>(size_t(v1 - v0), bias));
+              std::vector<std::vector<llvm::Value*>> sum(
+                  size_t(G), std::vector<llvm::Value*>(size_t(v1 - v0), bias));
               for (int64_t rr = 0; rr < RB; ++rr) {
                 for (int64_t kw = 0; kw < g.kw; ++kw) {
                   // Column (ow * s - pl + kw): plane and offset of output column ow's input.
