@@ -64,6 +64,13 @@ TEST(ConvGemm, TileFollowsTheVectorUnit) {
   ConvGemmTile avx512 = convGemmTile(d, {16, 32});
   EXPECT_EQ(avx512.nr(), 32);
   EXPECT_EQ(avx512.mr * avx512.nrVectors + avx512.nrVectors + 1 <= 32, true);
+  d.inputs = {f32({1, 32, 9, 9}), f32({16, 32, 1, 1})};
+  d.output = f32({1, 16, 9, 9});
+  ConvGemmTile pointwise16 = convGemmTile(d, {8, 16});  // 16 = 4 + 4 + 4 + 4, not 6 + 6 + 4
+  EXPECT_EQ(pointwise16.mr, 4);
+  EXPECT_EQ(pointwise16.nr(), 24);
+  d.inputs = {f32({1, 8, 9, 9}), f32({8, 8, 3, 3})};
+  d.output = f32({1, 8, 9, 9});
   ConvGemmTile neon = convGemmTile(d, {4, 32});
   EXPECT_EQ(neon.nr(), 16);
   EXPECT_FALSE(convGemmTile(d, {0, 0}).applies());  // microcontrollers keep their kernels
@@ -81,6 +88,9 @@ TEST(ConvGemm, Pointwise) {
   check({1, 300, 4, 4, 12, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
   check({2, 160, 5, 5, 13, 1, 1});         // 1x1, C > kMaxDirectK: B packed in K blocks
   check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
+  // 8 or 16 output channels, read in place: AVX2 tiles of 4 rows x 24 pixels.
+  check({1, 32, 11, 13, 16, 1, 1});  // 143 pixels: 5 tiles and a 23-pixel tail
+  check({2, 12, 7, 9, 8, 1, 1}, false);
 }
 
 TEST(ConvGemm, ThreeByThree) {
