@@ -156,15 +156,15 @@ TEST(ConvPool, PlanSplitsIntoEvenBands) {
   ConvPoolPlan p = convPoolPlan(squeeze, 6, 8, 16);
   EXPECT_EQ(p.ocGroups, 1);
   EXPECT_EQ(p.ocPerGroup, 66);
-  EXPECT_EQ(p.bandRows, 14);
-  EXPECT_EQ(p.bands, 4);
+  EXPECT_EQ(p.bandRows, 7);
+  EXPECT_EQ(p.bands, 8);
   EXPECT_EQ(p.rowLen % 8, 0);
   EXPECT_GE(p.rowLen, 7 * 16);
   EXPECT_EQ(chooseConvWeights(squeeze, {8, 16}, true), ConvWeights::GemmPanels);
   KernelDesc resnet = describe({1, 3, 224, 224, 64, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},
                                {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
   ASSERT_EQ(resnet.output.shape[2], 56);
-  EXPECT_EQ(convPoolPlan(resnet, 6, 8, 16).bands, 4);
+  EXPECT_EQ(convPoolPlan(resnet, 6, 8, 16).bands, 8);
   // MNIST's 14 pooled rows: an even count of bands (4 of 4, not 7 of 2).
   KernelDesc mnist = describe({1, 1, 28, 28, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}},
                               {{2, 2}, {2, 2}, {}, false});

@@ -6,7 +6,7 @@
 namespace kiln::codegen {
 namespace {
 
-constexpr int64_t kTargetItems = 4;       // items per dispatch (even over 1, 2 and 4 threads)
+constexpr int64_t kTargetItems = 8;       // items per dispatch (even over 1, 2, 4, 8 threads)
 constexpr int64_t kMaxRowFloats = 49152;  // a group's ring of convolution rows: 192 KB (L2)
 constexpr int64_t kMaxStride = 4;         // widest pool stride the vector pooling reads
 

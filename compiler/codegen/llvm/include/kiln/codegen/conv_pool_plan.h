@@ -8,9 +8,9 @@
 // of the group, -inf around the row so the pool's padding and ceil-mode windows need no
 // tests), then pools the window: the max over its rows into one row, then over its columns,
 // stored once. Convolution rows read by two bands (kernel > stride) are computed by both;
-// bands are few and tall so that costs little (ResNet-18 and SqueezeNet: 4 bands of 14
-// pooled rows, 29 convolution rows for 28; 8 bands of 7 measured 3-5 % slower on one
-// thread and no better on two).
+// bands are few and tall so that costs little (ResNet-18 and SqueezeNet: 8 bands of 7
+// pooled rows, 15 convolution rows for 14; 4 bands of 14 were 3-5 % faster on one thread,
+// but on two threads of the loaded machine one late item left a thread with 3 of 4).
 #pragma once
 
 #include <cstdint>
