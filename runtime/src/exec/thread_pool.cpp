@@ -10,10 +10,11 @@
 // spins for the workers' last items before it sleeps. So back-to-back stages cost a few cache
 // line transfers, while an idle pool (a loaded model with no traffic) sleeps after the budget.
 //
-// The cursor packs (epoch:16 | lo:24 | hi:24): the stage's unclaimed items are [lo, hi). The
-// workers claim from the bottom and the caller from the top, so in consecutive stages each
-// thread tends to get the same part of the items (the same part of the tensors, which then
-// stay in its core's caches). A claim is a compare-and-swap against the exact cursor value
+// The cursor packs (epoch:16 | lo:24 | hi:24): [lo, hi) are the unclaimed items of one
+// dispatch, the stage's dispatches taken last to first (the items below lo are the lower
+// dispatches', all unclaimed). The workers claim from the bottom and the caller from the top,
+// so in consecutive stages each thread tends to get the same part of each dispatch's items
+// (the same part of the tensors, which then stay in its core's caches). A claim is a compare-and-swap against the exact cursor value
 // the thread read, so a thread never claims an item of a stage other than the current one;
 // and a stage's data (dispatches, firstItem) stays unchanged until every thread has counted
 // the items it claimed, so a thread relies on it only after a claim (it reads the dispatches'
@@ -121,15 +122,22 @@ namespace {
 // Claims and runs items of the stage whose cursor value `seen` a thread has read (from the top
 // if `fromTop`, else from the bottom), until that stage has no unclaimed items left (or a newer
 // stage has replaced it), then counts the items it ran into `finished` at once (one contended
-// write per thread and stage, not per item). Claims are guided: a share of what remains of the
-// dispatch at the thread's end (at least one item), so a stage of many tiny items does not
-// bounce the cursor between the threads per item, while the last items still go one at a time
-// to whichever thread is free. A claim never spans two dispatches: the share is of the one
-// dispatch, whose items may cost far more than the other's (SqueezeNet's expand3x3, 4 items
-// of ~100 us, beside expand1x1's 24 of ~5 us: a share of the stage's 28 items took all four
-// Winograd items at once, one thread ran 80% of the stage).
+// write per thread and stage, not per item).
 //
-// The share is computed from the stage data before the claim; if the stage has moved on
+// The cursor holds the unclaimed items of one dispatch at a time, the stage's last first: every
+// thread works on the same dispatch, the caller from its top and the workers from its bottom,
+// and the claim that takes a dispatch's last items moves the cursor to the whole of the
+// dispatch below (no barrier: the threads that finish first start on it while the others end
+// theirs). Claims are guided: a share of what remains of the dispatch (at least one item), so
+// a dispatch of many tiny items does not bounce the cursor between the threads per item, while
+// its last items still go one at a time to whichever thread is free. SqueezeNet's stages run
+// expand1x1 (24 items of ~5 us) beside the Winograd expand3x3 (4 or 8 items of 50-100 us): a
+// share of the stage's items took all the Winograd items into the caller's first claim (one
+// thread ran ~80 % of the stage); shares of one dispatch each, but the worker on expand1x1
+// first, left it ending on a Winograd item alone; both threads on the Winograd items first,
+// then expand1x1 fills in (simulated from per-workgroup CPU times: x1.73 -> x1.86 -> x1.95).
+//
+// The claim is computed from the stage data before the claim; if the stage has moved on
 // meanwhile, the data may be a newer stage's (hence atomics, and a bounded search), but then
 // the claim's compare-and-swap fails.
 void drain(kiln_thread_pool& pool, uint64_t seen, bool fromTop) {
@@ -139,18 +147,16 @@ void drain(kiln_thread_pool& pool, uint64_t seen, bool fromTop) {
   const uint32_t count = pool.stageCount.load(std::memory_order_relaxed);
   if (count == 0) return;  // (only a stale read: a published stage has dispatches)
   auto first = [&](uint32_t d) { return pool.firstItem[d].load(std::memory_order_relaxed); };
-  uint32_t d = fromTop ? count - 1 : 0;  // the dispatch at this thread's end
+  uint32_t d = count - 1;  // the cursor's dispatch
   for (;;) {
     uint32_t lo = loOf(c), hi = hiOf(c);
     if (lo >= hi) break;
-    const uint32_t end = fromTop ? hi - 1 : lo;
-    while (d > 0 && end < first(d)) --d;
-    while (d + 1 < count && end >= first(d + 1)) ++d;
-    const uint32_t dLo = lo > first(d) ? lo : first(d);
-    const uint32_t dHi = hi < first(d + 1) ? hi : first(d + 1);
-    uint32_t claim = dHi > dLo ? (dHi - dLo) / shares : 0;
+    while (d > 0 && lo < first(d)) --d;
+    while (d + 1 < count && lo >= first(d + 1)) ++d;
+    uint32_t claim = (hi - lo) / shares;
     if (claim == 0) claim = 1;
     uint64_t next = fromTop ? c - claim : c + (uint64_t(claim) << 24);
+    if (claim == hi - lo && d > 0) next = makeCursor(epochOf(c), first(d - 1), first(d));
     if (!pool.cursor.compare_exchange_weak(c, next, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
       if (epochOf(c) != epochOf(seen)) break;  // only while ran == 0: see below
@@ -224,7 +230,7 @@ void runPart(kiln_thread_pool& pool, const kiln_dispatch* dispatches, uint32_t c
   if (total == 0) return;
   pool.finished.store(0, std::memory_order_relaxed);
   uint32_t epoch = epochOf(pool.cursor.load(std::memory_order_relaxed)) + 1u;
-  uint64_t c = makeCursor(epoch, 0, total);
+  uint64_t c = makeCursor(epoch, total - dispatches[count - 1].workgroup_count, total);
   pool.cursor.store(c, std::memory_order_seq_cst);  // publishes the stage
   if (pool.sleepers.load(std::memory_order_seq_cst) != 0) {
     pthread_mutex_lock(&pool.mutex);

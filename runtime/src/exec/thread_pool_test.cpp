@@ -2,9 +2,9 @@
 // over thousands of back-to-back stages (the spinning handoff), with one-item stages between
 // them, and with items that outlast the spin budget (the sleeping handoff); what one stage
 // writes is visible to the next stage's threads; an idle pool's workers go to sleep and wake
-// for the next stage; a claim takes a share of one dispatch (a few heavy items beside many
-// light ones do not all go to one thread); a pool is destroyed while idle, asleep or never
-// used. 4 threads each with their own context of one module, and two modules at once, give
+// for the next stage; the threads share a stage's last dispatch first, a claim a share of it
+// (a few heavy items beside many light ones do not all go to one thread); a pool is destroyed
+// while idle, asleep or never used. 4 threads each with their own context of one module, and two modules at once, give
 // results identical to the hand-computed reference. Runs under ThreadSanitizer (label `concurrency`), which checks the
 // handoff's memory ordering. No timing is asserted: waits give up after 10 s so that a broken
 // pool fails instead of hanging.
@@ -129,25 +129,34 @@ TEST(ThreadPool, WorkersTakeTheLowItemsAndTheCallerTheHighOnes) {
 }
 
 // A stage of many light items then a few heavy ones (SqueezeNet's expand1x1 beside its
-// Winograd expand3x3): a heavy item waits until a heavy item has started on the other thread,
-// which happens only if no thread claimed all of them at once (a share of the stage's 28
-// items, 7, took the four heavy ones and three light ones into the caller's first claim).
+// Winograd expand3x3). The threads take the last dispatch first, each a share of it: a heavy
+// item waits until a heavy item has started on the other thread, and a light item until every
+// heavy item has started. Shares of the whole stage (7 of 28 items took the four heavy ones
+// into the caller's first claim) or a worker starting on the light dispatch time out.
 std::atomic<int> gHeavyOnCaller{0}, gHeavyOnWorker{0}, gHeavyAlone{0};
 
-void lightKernel(void* const*, uint32_t, uint32_t) {}
-
-void heavyKernel(void* const*, uint32_t, uint32_t) {
-  const bool onCaller = std::this_thread::get_id() == gCaller;
-  (onCaller ? gHeavyOnCaller : gHeavyOnWorker).fetch_add(1);
-  std::atomic<int>& other = onCaller ? gHeavyOnWorker : gHeavyOnCaller;
+// Waits for `ready` (or 10 s, then counts a failure and stops every further wait).
+template <typename Ready>
+void waitFor(Ready ready) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (other.load() == 0 && gHeavyAlone.load() == 0) {
+  while (!ready() && gHeavyAlone.load() == 0) {
     if (std::chrono::steady_clock::now() >= deadline) gHeavyAlone.fetch_add(1);
     std::this_thread::yield();
   }
 }
 
-TEST(ThreadPool, AClaimTakesAShareOfOneDispatch) {
+void lightKernel(void* const*, uint32_t, uint32_t) {
+  waitFor([] { return gHeavyOnCaller.load() + gHeavyOnWorker.load() == 4; });
+}
+
+void heavyKernel(void* const*, uint32_t, uint32_t) {
+  const bool onCaller = std::this_thread::get_id() == gCaller;
+  (onCaller ? gHeavyOnCaller : gHeavyOnWorker).fetch_add(1);
+  std::atomic<int>& other = onCaller ? gHeavyOnWorker : gHeavyOnCaller;
+  waitFor([&] { return other.load() > 0; });
+}
+
+TEST(ThreadPool, TheLastDispatchFirstEachThreadAShare) {
   gCaller = std::this_thread::get_id();
   gHeavyAlone.store(0);
   kiln_thread_pool* pool = nullptr;
