@@ -70,8 +70,7 @@ TEST(FuseConvPools, WhatStaysApart) {
   // c1 is read twice; c2's chain reads another tensor; c3 is grouped; an average pool;
   // a dilated pool over a graph output; c6 is 64 KiB (in L2 anyway).
   for (const ir::Dispatch& d : dg.dispatches)
-    for (const ir::Op* op : d.fused)
-      EXPECT_NE(op->kind(), ir::OpKind::MaxPool) << d.name;
+    for (const ir::Op* op : d.fused) EXPECT_NE(op->kind(), ir::OpKind::MaxPool) << d.name;
 }
 
 TEST(FuseConvPools, PipelineFusesUnlessFusionIsOff) {

@@ -37,8 +37,10 @@ KernelDesc describe(const testing::ConvCase& t, const PoolCase& p) {
   d.poolKernel = p.kernel;
   d.poolStrides = p.strides;
   d.poolPads = p.pads;
-  d.output.shape[2] = pooledSize(d.convOutput[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.ceil);
-  d.output.shape[3] = pooledSize(d.convOutput[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.ceil);
+  d.output.shape[2] =
+      pooledSize(d.convOutput[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.ceil);
+  d.output.shape[3] =
+      pooledSize(d.convOutput[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.ceil);
   return d;
 }
 
@@ -140,9 +142,9 @@ TEST(ConvPool, WindowsInThePadding) {
 
 TEST(ConvPool, PlainLoops) {
   // Pool width stride 5: the plain loops (OIHW weights) on every target.
-  KernelDesc d = describe({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true,
-                           Activation::Relu},
-                          {{2, 5}, {2, 5}, {0, 0, 0, 0}, true});
+  KernelDesc d =
+      describe({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
+               {{2, 5}, {2, 5}, {0, 0, 0, 0}, true});
   EXPECT_FALSE(convPoolVectorised(d, {8, 16}));
   EXPECT_EQ(chooseConvWeights(d, {8, 16}, true), ConvWeights::Oihw);
   checkTargets({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
@@ -166,8 +168,8 @@ TEST(ConvPool, PlanSplitsIntoEvenBands) {
   ASSERT_EQ(resnet.output.shape[2], 56);
   EXPECT_EQ(convPoolPlan(resnet, 6, 8, 16).bands, 8);
   // MNIST's 14 pooled rows: an even count of bands (4 of 4, not 7 of 2).
-  KernelDesc mnist = describe({1, 1, 28, 28, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}},
-                              {{2, 2}, {2, 2}, {}, false});
+  KernelDesc mnist =
+      describe({1, 1, 28, 28, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}}, {{2, 2}, {2, 2}, {}, false});
   ASSERT_EQ(mnist.output.shape[2], 14);
   EXPECT_EQ(convPoolPlan(mnist, 6, 8, 16).bands, 4);
   // Windows' convolution rows: clipped to the map.

@@ -39,8 +39,8 @@ ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes,
   // Output channels: all of them unless the ring of pool-kernel-height rows would outgrow
   // kMaxRowFloats.
   const int64_t panels = ceilDiv(OC, panelRows);
-  const int64_t panelsPerGroup = std::clamp<int64_t>(
-      kMaxRowFloats / (d.poolKernel[0] * p.rowLen * panelRows), 1, panels);
+  const int64_t panelsPerGroup =
+      std::clamp<int64_t>(kMaxRowFloats / (d.poolKernel[0] * p.rowLen * panelRows), 1, panels);
   p.ocGroups = ceilDiv(panels, panelsPerGroup);
   p.ocPerGroup = ceilDiv(panels, p.ocGroups) * panelRows;
   p.ocGroups = ceilDiv(OC, p.ocPerGroup);

@@ -73,7 +73,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     return a;
   };
   llvm::Value* rows = stackArray(pkh * slotFloats, "conv_rows");  // ring: row r in r % pkh
-  llvm::Value* column = stackArray(rowLen, "window_max");  // one channel's max over a window
+  llvm::Value* column = stackArray(rowLen, "window_max");         // one channel's max over a window
   auto at = [&](llvm::Value* buffer, llvm::Value* i) { return b.CreateGEP(floatTy, buffer, i); };
   // Lanes inside a run of `width` floats, for vector v if the run ends inside it.
   auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
@@ -98,8 +98,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
 
   // Vector-path state: the im2col panels of one row and the microkernel's accumulators.
   const int64_t tiles = (OW + NR - 1) / NR, fullTiles = OW / NR, tailWidth = OW % NR;
-  const int64_t blockC =
-      vector ? std::clamp<int64_t>(kPanelFloats / (tiles * taps * NR), 1, C) : C;
+  const int64_t blockC = vector ? std::clamp<int64_t>(kPanelFloats / (tiles * taps * NR), 1, C) : C;
   const int64_t blocks = (C + blockC - 1) / blockC;
   const int64_t evenC = (C + blocks - 1) / blocks;  // channels per block, evenly split
   const int64_t fullBlocks = C / evenC, lastC = C % evenC;
@@ -121,7 +120,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     llvm::Value* ph1 = kb.minValue(b.CreateAdd(ph0, kb.index(plan.bandRows)), kb.index(PH));
     // The pooled row ph of output channel oc (group-local) starts at this output element.
     auto outRow = [&](llvm::Value* ocLocal, llvm::Value* ph) {
-      llvm::Value* channel = b.CreateAdd(b.CreateMul(n, kb.index(OC)), b.CreateAdd(ocStart, ocLocal));
+      llvm::Value* channel =
+          b.CreateAdd(b.CreateMul(n, kb.index(OC)), b.CreateAdd(ocStart, ocLocal));
       return b.CreateMul(b.CreateAdd(b.CreateMul(channel, kb.index(PH)), ph), kb.index(PW));
     };
 
@@ -155,8 +155,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
           llvm::Value* local = b.CreateSub(oc, ocStart);
           bufRow[m] = b.CreateAdd(b.CreateAdd(slot, b.CreateMul(local, kb.index(rowLen))),
                                   b.CreateAdd(column0, kb.index(bufLeft)));
-          llvm::Value* start = hasBias ? b.CreateVectorSplat(unsigned(L), kb.load(2, ElemType::F32, oc))
-                                       : llvm::ConstantFP::get(vecTy, 0.0);
+          llvm::Value* start = hasBias
+                                   ? b.CreateVectorSplat(unsigned(L), kb.load(2, ElemType::F32, oc))
+                                   : llvm::ConstantFP::get(vecTy, 0.0);
           for (int64_t v = 0; v < nv; ++v) {
             llvm::Value* value = start;
             if (first != b.getTrue()) {
@@ -190,8 +191,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
             if (last != b.getFalse()) {
               llvm::Value* done = kb.applyEpilogue(d.epilogue, value);
               if (chain)
-                done = epilogue.applyVector(done, noRow, b.CreateAdd(column0, kb.index(v * L)),
-                                            mask);
+                done =
+                    epilogue.applyVector(done, noRow, b.CreateAdd(column0, kb.index(v * L)), mask);
               value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
             }
             storeVec(value, at(rows, b.CreateAdd(bufRow[m], kb.index(v * L))), mask);
@@ -239,8 +240,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
       kb.forRange(kb.index(0), ocCount, [&](llvm::Value* ocl) {
         llvm::Value* oc = b.CreateAdd(ocStart, ocl);
         llvm::Value* filter = b.CreateMul(oc, kb.index(K));
-        llvm::Value* bufRow = b.CreateAdd(
-            slot, b.CreateAdd(b.CreateMul(ocl, kb.index(rowLen)), kb.index(bufLeft)));
+        llvm::Value* bufRow =
+            b.CreateAdd(slot, b.CreateAdd(b.CreateMul(ocl, kb.index(rowLen)), kb.index(bufLeft)));
         kb.forRange(0, OW, [&](llvm::Value* ow) {
           b.CreateStore(hasBias ? kb.load(2, ElemType::F32, oc) : kb.f32(0.0f), sum);
           llvm::Value* iwStart = b.CreateSub(b.CreateMul(ow, kb.index(sw)), kb.index(padLeft));
@@ -259,7 +260,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
                         filter, b.CreateAdd(b.CreateMul(c, kb.index(taps)),
                                             b.CreateAdd(b.CreateMul(kh, kb.index(KW)), kw)));
                     llvm::Value* w = kb.load(1, ElemType::F32, tap);
-                    b.CreateStore(b.CreateFAdd(b.CreateLoad(floatTy, sum), b.CreateFMul(x, w)), sum);
+                    b.CreateStore(b.CreateFAdd(b.CreateLoad(floatTy, sum), b.CreateFMul(x, w)),
+                                  sum);
                   });
                 });
               });
@@ -289,7 +291,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         llvm::Value* full = b.CreateICmpEQ(b.CreateSub(end, first), kb.index(pkh));
         kb.ifThen(full, [&] {
           std::vector<llvm::Value*> rowBase;
-          for (int64_t j = 0; j < pkh; ++j) rowBase.push_back(rowAt(b.CreateAdd(first, kb.index(j))));
+          for (int64_t j = 0; j < pkh; ++j)
+            rowBase.push_back(rowAt(b.CreateAdd(first, kb.index(j))));
           kb.forRange(0, rowLen / L, [&](llvm::Value* v) {
             llvm::Value* o = b.CreateMul(v, kb.index(L));
             llvm::Value* m = loadAt(rows, b.CreateAdd(rowBase[0], o));
@@ -346,7 +349,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
             }
           while (part.size() > 1) {
             if (part.size() % 2) part.push_back(llvm::PoisonValue::get(part[0]->getType()));
-            unsigned width = llvm::cast<llvm::FixedVectorType>(part[0]->getType())->getNumElements();
+            unsigned width =
+                llvm::cast<llvm::FixedVectorType>(part[0]->getType())->getNumElements();
             std::vector<int> both;
             for (unsigned j = 0; j < 2 * width; ++j) both.push_back(int(j));
             std::vector<llvm::Value*> joined;
@@ -378,8 +382,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
           kb.maxValue(kb.minValue(b.CreateAdd(start, kb.index(pkh)), kb.index(OH)), first);
       llvm::Value* from = kb.maxValue(first, b.CreateLoad(kb.indexType(), next));
       kb.forRange(from, end, [&](llvm::Value* r) {
-        llvm::Value* slot =
-            b.CreateMul(b.CreateURem(r, kb.index(pkh)), kb.index(slotFloats));
+        llvm::Value* slot = b.CreateMul(b.CreateURem(r, kb.index(pkh)), kb.index(slotFloats));
         if (vector) {
           convRowVector(r, slot);
         } else {
