@@ -133,8 +133,8 @@ TEST(ConvWinograd, Policy) {
 }
 
 TEST(ConvWinograd, RowBlocks) {
-  // ResNet-18 layer1, 56 x 56 x 64: 14 tile rows of 14 tiles in 8 blocks of 1 or 2 rows
-  // (items for the threads, no input transform repeated), V of a block within 256 KB.
+  // ResNet-18 layer1, 56 x 56 x 64: 14 tile rows of 14 tiles; V of a block within 256 KB
+  // takes 2-row blocks (7), rounded up to 8 blocks of 1 or 2 rows (items for the threads).
   KernelDesc d = describe({1, 64, 56, 56, 64});
   WinogradPlan plan = winogradPlan(d, {8, 16});
   WinogradBlocks k = winogradBlocks(d, plan.tile, plan.m);
@@ -143,6 +143,11 @@ TEST(ConvWinograd, RowBlocks) {
   EXPECT_EQ(k.blockRows, 2);
   EXPECT_EQ(k.slots, 32);
   EXPECT_EQ(k.channelBlocks, 1);
+  // SqueezeNet's 55 x 55 x 16 -> 64: V of 4-row blocks is small, 4 blocks of 3-4 rows.
+  d = describe({1, 16, 55, 55, 64});
+  k = winogradBlocks(d, winogradPlan(d, {8, 16}).tile, 4);
+  EXPECT_EQ(k.rowBlocks, 4);
+  EXPECT_EQ(k.blockRows, 4);
   // 28 x 28 x 128: 256 KB would take blocks below a GEMM tile (16 slots): 3 rows (21 slots).
   d = describe({1, 128, 28, 28, 128});
   k = winogradBlocks(d, winogradPlan(d, {8, 16}).tile, 4);

@@ -20,11 +20,6 @@ constexpr int64_t kVFloats = 200000;
 // 256 KB, half of a Zen 3 core's L2: ResNet-18 layer1's 4-row blocks (576 KB) took 7.6% more
 // time than 2-row ones (1 thread, per-workgroup CPU time, interleaved).
 constexpr int64_t kL2VFloats = 65536;
-// Maps of this many tile rows or more get this many row blocks at least: items for the pool's
-// threads that repeat no input transform (ResNet-18 layer1 and SqueezeNet's 55x55
-// expand3x3: 8 items instead of 4; simulated on two threads, SqueezeNet's expand stages went
-// from x1.72 to x1.96, layer1 from x1.92 to x1.96).
-constexpr int64_t kMinRowBlocks = 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -45,10 +40,15 @@ WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int
   k.blockRows = std::min(k.tileRows, ceilDiv(kTargetSlots, k.tileCols));
   const int64_t minRows = std::min(k.tileRows, ceilDiv(tile.nr(), k.tileCols));
   while (k.blockRows > minRows && P * C * slotsFor(k.blockRows) > kL2VFloats) --k.blockRows;
-  // As many blocks, at least kMinRowBlocks on maps that tall, the longest blockRows rows (the
-  // kernel gives block b rows [b*T/B, (b+1)*T/B)).
+  // As many blocks, the longest blockRows rows (the kernel gives block b rows
+  // [b*T/B, (b+1)*T/B)). More than 4 blocks round up to a multiple of 4 where the longest
+  // still has minRows rows: items that divide over 2 and 4 threads and repeat no input
+  // transform (ResNet-18 layer1: 7 -> 8, simulated on two threads x1.92 -> x1.96).
   k.rowBlocks = ceilDiv(k.tileRows, k.blockRows);
-  if (k.tileRows >= kMinRowBlocks) k.rowBlocks = std::max(k.rowBlocks, kMinRowBlocks);
+  if (k.rowBlocks > 4 && k.rowBlocks % 4 != 0) {
+    const int64_t up = ceilDiv(k.rowBlocks, 4) * 4;
+    if (up <= k.tileRows && ceilDiv(k.tileRows, up) >= minRows) k.rowBlocks = up;
+  }
   k.blockRows = ceilDiv(k.tileRows, k.rowBlocks);
   k.slots = slotsFor(k.blockRows);
   // Channel blocks: a divisor of C not much smaller than the even split if there is one,
