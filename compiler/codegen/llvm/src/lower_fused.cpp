@@ -10,10 +10,7 @@
 #include "lowering.h"
 
 namespace kiln::codegen::detail {
-namespace {
 
-// Appends `part` (an expression over its own inputs 0..k-1) to `e`, with part's input i
-// replaced by node operandNodes[i]. Returns the node holding part's result.
 int32_t splice(ElementwiseExpr& e, const ElementwiseExpr& part,
                const std::vector<int32_t>& operandNodes) {
   std::vector<int32_t> map(part.nodes.size(), -1);
@@ -33,8 +30,6 @@ int32_t splice(ElementwiseExpr& e, const ElementwiseExpr& part,
   }
   return map.back();
 }
-
-}  // namespace
 
 void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d) {
   if (dispatch.fused.empty()) return;

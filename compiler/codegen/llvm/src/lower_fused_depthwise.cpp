@@ -55,22 +55,7 @@ void lowerFusedDepthwise(const ir::Dispatch& dispatch, size_t index, KernelDesc&
     if (!lowerElementwise(next, alone) || alone.inputs.size() != 1)
       unsupported(next, "cannot follow a fused depthwise convolution");
     // The op's own expression with its one input replaced by the chain so far.
-    std::vector<int32_t> map(alone.expr.nodes.size(), -1);
-    auto remap = [&](int32_t x) { return x < 0 ? x : map[size_t(x)]; };
-    for (size_t n = 0; n < alone.expr.nodes.size(); ++n) {
-      const ExprNode& node = alone.expr.nodes[n];
-      if (node.op == ExprOp::Input) {
-        map[n] = chainNode;
-        continue;
-      }
-      ExprNode copy = node;
-      copy.a = remap(node.a);
-      copy.b = remap(node.b);
-      copy.c = remap(node.c);
-      e.nodes.push_back(copy);
-      map[n] = int32_t(e.nodes.size() - 1);
-    }
-    chainNode = map.back();
+    chainNode = splice(e, alone.expr, {chainNode});
     chainValue = next.result();
   }
   // The result must be the last node (a chain ending in a pass-through).

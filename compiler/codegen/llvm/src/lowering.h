@@ -28,6 +28,11 @@ bool lowerQuantized(const ir::Op& op, KernelDesc& desc);
 // d.epilogue's chain (other roots).
 void lowerFusedChain(const ir::Dispatch& dispatch, KernelDesc& d);
 
+// Appends `part` (an expression over its own inputs 0..k-1) to `e`, with part's input i
+// replaced by node operandNodes[i]. Returns the node holding part's result.
+int32_t splice(ElementwiseExpr& e, const ElementwiseExpr& part,
+               const std::vector<int32_t>& operandNodes);
+
 // lower_fused_depthwise.cpp: the depthwise Conv dispatch.fused[index] after a convolution's
 // chain (fuseExpandDepthwise) and the ops after it: d.tail*, its result as d.output.
 void lowerFusedDepthwise(const ir::Dispatch& dispatch, size_t index, KernelDesc& d);
