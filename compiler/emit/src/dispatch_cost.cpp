@@ -119,9 +119,13 @@ DispatchCost dispatchCost(const ir::Dispatch& dispatch) {
       return {KILN_COST_ELEMENTS, count};
     }
   }
-  // A second matrix product fused behind a Gemm/MatMul (fuseGemmChains).
-  for (const ir::Op* op : dispatch.fused)
+  // A second matrix product fused behind a Gemm/MatMul (fuseGemmChains), a depthwise
+  // convolution fused behind a 1x1 convolution (fuseExpandDepthwise).
+  for (const ir::Op* op : dispatch.fused) {
     if (isMatrixProduct(op->kind())) macs += matrixProductMacs(*op);
+    if (op->kind() == OpKind::Conv)
+      macs += elements(op->result()) * tailProduct(shapeOf(op->operand(1)), 1);
+  }
   return {kind, 2 * macs};
 }
 

@@ -74,6 +74,18 @@ TEST_F(DispatchCostTest, BatchedMatMulAndAFusedSecondProduct) {
   EXPECT_EQ(cost(first, {relu, second}).count, 2u * (120u + 180u));
 }
 
+TEST_F(DispatchCostTest, DepthwiseConvFusedBehindAPointwiseOneCounts) {
+  // 1x1 [1,2,6,6] * [4,2,1,1] -> [1,4,6,6]: 144 x 2 MACs; a fused Clip is not counted; the
+  // fused depthwise [1,4,6,6] * [4,1,3,3] stride 1 -> [1,4,4,4] adds 64 x 9 MACs.
+  ir::Op* expand = op(OpKind::Conv, {input({1, 2, 6, 6}), input({4, 2, 1, 1})}, {1, 4, 6, 6});
+  ir::Op* clip = op(OpKind::Clip, {expand->result()}, {1, 4, 6, 6});
+  ir::AttributeMap attrs;
+  attrs.set("group", int64_t{4});
+  ir::Op* depthwise =
+      op(OpKind::Conv, {clip->result(), input({4, 1, 3, 3})}, {1, 4, 4, 4}, attrs);
+  EXPECT_EQ(cost(expand, {clip, depthwise}).count, 2u * (288u + 576u));
+}
+
 TEST_F(DispatchCostTest, QuantizedOpsCountIntegerOps) {
   // QFullyConnected [2,16] x [8,16] -> [2,8]: 16 outputs x 16 MACs.
   ir::Op* fc = op(OpKind::QFullyConnected, {input({2, 16}, DType::I8), input({8, 16}, DType::I8)},
