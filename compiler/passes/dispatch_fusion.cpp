@@ -18,6 +18,10 @@ std::optional<size_t> DispatchFusion::liveWriter(const ir::Value* v) const {
   return it->second;
 }
 
+bool DispatchFusion::soleReader(const ir::Value* v) const {
+  return v->users().size() == 1 && !dg_.graph->isOutput(v) && dg_.storageOf(v) == v;
+}
+
 std::vector<ir::Binding> DispatchFusion::extraBindings(const ir::Dispatch& consumer,
                                                        int chainOperand,
                                                        const ir::Dispatch& producer) {

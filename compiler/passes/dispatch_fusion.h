@@ -1,4 +1,5 @@
-// Bookkeeping shared by the fusion passes (fuseElementwise, fuseGemmChains): which live
+// Bookkeeping shared by the fusion passes (fuseElementwise, fuseGemmChains, fuseConvPools,
+// fuseExpandDepthwise): which live
 // dispatch writes each value, moving a consumer dispatch's root op into the dispatch of its
 // producer (binding order as dispatch_graph.h describes), and dropping the dispatches fused
 // away once a pass is done.
@@ -21,6 +22,16 @@ class DispatchFusion {
 
   // The index of the live (not fused-away) dispatch that writes `v`, if any.
   std::optional<size_t> liveWriter(const ir::Value* v) const;
+
+  // Whether `v` is an intermediate its one consumer alone reads: one user, not a graph
+  // output, its own storage (not a view into another value).
+  bool soleReader(const ir::Value* v) const;
+
+  // Whether `v` is what the producer's last binding writes (the value its root or fused
+  // chain produces), so a consumer of `v` can be fused behind it.
+  static bool writesLast(const ir::Dispatch& producer, const ir::Value* v) {
+    return producer.bindings.back().value == v && (producer.bindings.back().access & ir::kWrite);
+  }
 
   // The consumer's read bindings but the one of operand `chainOperand`, as extra bindings of
   // the producer's next fused op (the consumer's other operands).

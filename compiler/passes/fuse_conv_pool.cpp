@@ -58,7 +58,6 @@ bool onlyUnaryChain(const ir::Dispatch& d) {
 }  // namespace
 
 void fuseConvPools(ir::DispatchGraph& dg) {
-  const ir::Graph& graph = *dg.graph;
   DispatchFusion fusion(dg);
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
@@ -70,11 +69,7 @@ void fuseConvPools(ir::DispatchGraph& dg) {
     if (!producerIndex) continue;
     const ir::Dispatch& producer = dg.dispatches[*producerIndex];
     if (!isPlainConv2d(*producer.root) || !onlyUnaryChain(producer)) continue;
-    if (producer.bindings.back().value != map || !(producer.bindings.back().access & ir::kWrite))
-      continue;
-    bool isOutput = false;
-    for (const ir::GraphOutput& out : graph.outputs()) isOutput |= out.value == map;
-    if (isOutput || map->users().size() != 1 || dg.storageOf(map) != map) continue;
+    if (!DispatchFusion::writesLast(producer, map) || !fusion.soleReader(map)) continue;
     int64_t bytes = 4;
     for (int64_t d : map->shape()) bytes *= d;
     if (bytes < kMinMapBytes) continue;

@@ -104,13 +104,7 @@ int singleWrite(const ir::Dispatch& d) {
 }  // namespace
 
 void fuseElementwise(ir::DispatchGraph& dg) {
-  const ir::Graph& graph = *dg.graph;
   DispatchFusion fusion(dg);
-  auto isOutput = [&](const ir::Value* v) {
-    for (const ir::GraphOutput& out : graph.outputs())
-      if (out.value == v) return true;
-    return false;
-  };
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
     ir::Dispatch& consumer = dg.dispatches[c];
@@ -135,7 +129,7 @@ void fuseElementwise(ir::DispatchGraph& dg) {
     int write = singleWrite(producer);
     if (write < 0 || producer.bindings[size_t(write)].value != chain) continue;
     if (!isFusableProducer(*producer.root)) continue;
-    if (chain->users().size() != 1 || isOutput(chain) || dg.storageOf(chain) != chain) continue;
+    if (!fusion.soleReader(chain)) continue;
     if (op.result()->shape() != chain->shape()) continue;
 
     // The consumer's other operands become extra read bindings (its bindings minus the chain).

@@ -108,7 +108,6 @@ bool isDepthwise(const ir::DispatchGraph& dg, const ir::Dispatch& d) {
 }  // namespace
 
 void fuseExpandDepthwise(ir::DispatchGraph& dg) {
-  const ir::Graph& graph = *dg.graph;
   DispatchFusion fusion(dg);
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
@@ -119,11 +118,7 @@ void fuseExpandDepthwise(ir::DispatchGraph& dg) {
     if (!producerIndex) continue;
     ir::Dispatch& producer = dg.dispatches[*producerIndex];
     if (!isPointwise(dg, producer)) continue;
-    if (producer.bindings.back().value != hidden || !(producer.bindings.back().access & ir::kWrite))
-      continue;
-    bool isOutput = false;
-    for (const ir::GraphOutput& out : graph.outputs()) isOutput |= out.value == hidden;
-    if (isOutput || hidden->users().size() != 1 || dg.storageOf(hidden) != hidden) continue;
+    if (!DispatchFusion::writesLast(producer, hidden) || !fusion.soleReader(hidden)) continue;
     const std::vector<int64_t>& hs = hidden->shape();
     const int64_t kh = consumer.root->operand(1)->shape()[2];
     if (hs[1] * hs[2] * hs[3] * 4 < kMinHiddenBytes || hs[1] * kh * hs[3] * 4 > kMaxWindowRowsBytes)

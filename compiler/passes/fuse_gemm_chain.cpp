@@ -44,7 +44,6 @@ bool allElementwise(const ir::Dispatch& d) {
 }  // namespace
 
 void fuseGemmChains(ir::DispatchGraph& dg) {
-  const ir::Graph& graph = *dg.graph;
   DispatchFusion fusion(dg);
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
@@ -61,11 +60,7 @@ void fuseGemmChains(ir::DispatchGraph& dg) {
     if (!producerIndex) continue;
     ir::Dispatch& producer = dg.dispatches[*producerIndex];
     if (!isFullyConnected(*producer.root) || !allElementwise(producer)) continue;
-    if (producer.bindings.back().value != hidden || !(producer.bindings.back().access & ir::kWrite))
-      continue;
-    bool isOutput = false;
-    for (const ir::GraphOutput& out : graph.outputs()) isOutput |= out.value == hidden;
-    if (isOutput || hidden->users().size() != 1 || dg.storageOf(hidden) != hidden) continue;
+    if (!DispatchFusion::writesLast(producer, hidden) || !fusion.soleReader(hidden)) continue;
     if (hidden->shape()[1] > kMaxHidden) continue;
 
     // The consumer's B (and bias) become extra read bindings.
