@@ -145,6 +145,7 @@ enum class ConvWeights : uint8_t {
   GemmPanels,      // panels of weightPanel output channels (emit_conv_gemm.cpp)
   OcVectorPanels,  // [OC/NR][K][NR], output channels in vector lanes (small maps)
   Winograd,        // transformed in the Winograd domain (3x3 stride 1)
+  WinogradPanels,  // 3x3 taps in Winograd panels, transformed by the kernel (winograd_plan.h)
 };
 
 struct KernelDesc {
@@ -174,7 +175,7 @@ struct KernelDesc {
   // GemmPanels: panels of this many output channels in the GEMM kernel's order
   // (packConvWeightPanels); 0 with Oihw.
   int64_t weightPanel = 0;
-  // Winograd: the output tile size m of F(m x m, 3 x 3) the weights were transformed for.
+  // Winograd, WinogradPanels: the output tile size m of F(m x m, 3 x 3) of the kernel.
   int64_t winogradTile = 0;
   PoolKind poolKind = PoolKind::Max;
   bool countIncludePad = false;
