@@ -201,6 +201,50 @@ TEST_F(KilnBenchPerDispatch, ThreadCpuClock) {
             std::string::npos) << bad.err;
 }
 
+// --per-workgroup: every digits dispatch is one workgroup (too small to split), so the
+// simulated pool gains nothing at 2 or 4 threads; the sum of the workgroups is one thread.
+TEST_F(KilnBenchPerDispatch, PerWorkgroupTimesEachWorkgroupAndSimulatesThePool) {
+  CliResult r = bench("digits.kiln", {"--per-workgroup"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("whole call (workgroups timed one by one): min "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("per workgroup (thread CPU time, minimum over 200 calls):"),
+            std::string::npos) << r.out;
+  size_t pos = r.out.find("sum us");
+  ASSERT_NE(pos, std::string::npos) << r.out;
+  for (size_t i = 0; i < kDigitsDispatches; ++i) {
+    pos = r.out.find(kDigits[i].name, pos);
+    ASSERT_NE(pos, std::string::npos) << kDigits[i].name << " in " << r.out;
+  }
+  EXPECT_NE(r.out.find("(sum of the workgroups' minimums, 4 stages)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 threads (the pool's schedule of those times): "), std::string::npos)
+      << r.out;
+
+  CliResult j = bench("digits.kiln", {"--per-workgroup", "--json"});
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  size_t at = j.out.find("\"per_workgroup\":{\"calls\":200,");
+  ASSERT_NE(at, std::string::npos) << j.out;
+  double one = jsonNumber(j.out, "one_thread_us", at);
+  EXPECT_GT(one, 0);
+  size_t two = j.out.find("{\"threads\":2,", at);
+  ASSERT_NE(two, std::string::npos) << j.out;
+  EXPECT_DOUBLE_EQ(jsonNumber(j.out, "speedup", two), 1.0) << j.out;
+  EXPECT_NE(j.out.find("\"workgroups_us\":["), std::string::npos) << j.out;
+
+  CliResult threads = bench("digits.kiln", {"--per-workgroup", "--threads=2"});
+  EXPECT_EQ(threads.exitCode, 1);
+  EXPECT_NE(threads.err.find("kiln: error: --per-workgroup runs every workgroup on the calling "
+                             "thread and simulates the thread pool's schedule: use it with "
+                             "--threads=1"),
+            std::string::npos) << threads.err;
+  CliResult both = bench("digits.kiln", {"--per-workgroup", "--per-dispatch"});
+  EXPECT_EQ(both.exitCode, 1);
+  EXPECT_NE(both.err.find("kiln: error: --per-workgroup and --per-dispatch time the calls in two "
+                          "different ways: give one of them"),
+            std::string::npos) << both.err;
+}
+
 TEST_F(KilnBenchPerDispatch, PinAndLockMemory) {
   CliResult r = bench("digits.kiln", {"--pin=0", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;

@@ -4,7 +4,8 @@
 // every dispatch through the runtime's trace hook and reports each one's median, share and
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
 // `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
-// another process interrupted.
+// another process interrupted. `--per-workgroup` times every workgroup by thread CPU time and
+// simulates the thread pool's schedule of those times (workgroup_profile.h).
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include "npy.h"
 #include "runtime_session.h"
 #include "tensor_spec.h"
+#include "workgroup_profile.h"
 
 namespace kiln::cli {
 namespace {
@@ -137,6 +139,10 @@ int runBench(const ParsedArgs& args) {
     throw CliError("--clock=" + clock + ": expected wall or thread-cpu");
   bool threadCpuClock = clock == "thread-cpu";
   if (threadCpuClock && !perDispatch) throw CliError("--clock needs --per-dispatch");
+  bool perWorkgroup = args.flag("per-workgroup");
+  if (perWorkgroup && perDispatch)
+    throw CliError("--per-workgroup and --per-dispatch time the calls in two different ways: "
+                   "give one of them");
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.constantsPath = args.value("constants").value_or("");
@@ -146,6 +152,11 @@ int runBench(const ParsedArgs& args) {
   int64_t pin = args.integer("pin", -1, 0, CPU_SETSIZE - 1);
   if (threadCpuClock && options.threads != 1)
     throw CliError("--clock=thread-cpu measures the calling thread only: use it with --threads=1");
+  if (perWorkgroup && options.threads != 1)
+    throw CliError("--per-workgroup runs every workgroup on the calling thread and simulates "
+                   "the thread pool's schedule: use it with --threads=1");
+  WorkgroupProfile workgroups;
+  if (perWorkgroup) options.executor = workgroups.executor();
   std::vector<HostTensor> inputs;
   for (const std::string& spec : args.values("input")) inputs.push_back(parseTensorSpec(spec));
 
@@ -156,6 +167,18 @@ int runBench(const ParsedArgs& args) {
   std::vector<AlignedBuffer> outputBuffers = session.allocateOutputs(function);
   PerDispatch per;
   if (perDispatch) per = preparePerDispatch(path, session, function, threadCpuClock);
+  std::vector<DispatchInfo> workgroupInfos;
+  if (perWorkgroup) {
+    ArtifactSummary artifact = readArtifact(readFileBytes(path), path);
+    const ArtifactFunction& f = artifact.functions.at(function);
+    workgroups.track(f.firstDispatch, f.dispatchCount);
+    workgroupInfos = dispatchInfos(artifact, f);
+  }
+  auto endWorkgroupCall = [&] {
+    if (perWorkgroup && !workgroups.endCall())
+      throw CliError("'" + path + "': a call did not run every dispatch once, in the stages of "
+                     "the first call");
+  };
   if (pin >= 0) pinCallingThread(pin);
   if (args.flag("lock-memory")) lockMemory();
 
@@ -163,6 +186,7 @@ int runBench(const ParsedArgs& args) {
     session.call(function, inputBuffers, outputBuffers);
     if (per.profile && !per.profile->endCall())
       throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
+    endWorkgroupCall();
   };
 
   // Warm-up: the given count, or calls for ~10% of the time budget (at least 3, at most 100)
@@ -177,6 +201,7 @@ int runBench(const ParsedArgs& args) {
   }
   // The warm-up's dispatch times are not samples.
   if (per.profile) per.profile->clearSamples();
+  if (perWorkgroup) workgroups.clearSamples();
 
   // Room for the samples up front: a reallocation between two calls would evict the caches
   // the next call needs (a p99 outlier). With --seconds, from the warm-up's time per call.
@@ -209,6 +234,7 @@ int runBench(const ParsedArgs& args) {
     if (preemption && involuntarySwitches() == switches) unpreempted.push_back(samples.back());
     if (per.profile && !per.profile->endCall())
       throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
+    endWorkgroupCall();
   }
   session.setTrace(nullptr);
   LatencyStats stats = summarize(samples);
@@ -217,6 +243,8 @@ int runBench(const ParsedArgs& args) {
   std::optional<ProfileReport> report;
   if (per.profile)
     report = buildProfileReport(*per.profile, per.infos, per.hasCosts, peak);
+  std::optional<WorkgroupReport> workgroupReport;
+  if (perWorkgroup) workgroupReport = buildWorkgroupReport(workgroups, workgroupInfos);
 
   if (args.flag("json")) {
     JsonWriter j;
@@ -240,6 +268,7 @@ int runBench(const ParsedArgs& args) {
       if (!per.missingCosts.empty()) j.field("costs_unavailable", per.missingCosts);
       writeProfileJson(j, *report);
     }
+    if (workgroupReport) writeWorkgroupJson(j, *workgroupReport);
     j.endObject();
     std::printf("%s\n", j.text().c_str());
     return 0;
@@ -250,7 +279,9 @@ int runBench(const ParsedArgs& args) {
               pin >= 0 ? (", pinned to CPU " + std::to_string(pin)).c_str() : "");
   std::printf(
       "  %smin %.1f us   p50 %.1f us   p90 %.1f us   p99 %.1f us   max %.1f us   mean %.1f us\n",
-      report ? "whole call (traced): " : "", stats.min, stats.p50, stats.p90, stats.p99, stats.max,
+      report ? "whole call (traced): "
+             : (workgroupReport ? "whole call (workgroups timed one by one): " : ""),
+      stats.min, stats.p50, stats.p90, stats.p99, stats.max,
       stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
   if (preemption && !unpreempted.empty())
@@ -268,6 +299,10 @@ int runBench(const ParsedArgs& args) {
                 per.profile->calls(), threadCpuClock ? "thread CPU time" : "wall clock",
                 profileText(*report).c_str());
   }
+  if (workgroupReport)
+    std::printf("  per workgroup (thread CPU time, minimum over %llu calls):\n%s",
+                static_cast<unsigned long long>(workgroupReport->calls),
+                workgroupText(*workgroupReport).c_str());
   return 0;
 }
 
@@ -278,7 +313,8 @@ const Command& benchCommand() {
       "bench",
       "measure the latency of an artifact's entry function",
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
-      "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu]] [--pin=CPU] [--lock-memory] "
+      "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu] | --per-workgroup] [--pin=CPU] "
+      "[--lock-memory] "
       "[--preemption] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
@@ -298,6 +334,13 @@ const Command& benchCommand() {
       "on a machine shared with other work it leaves out the time other processes held the CPU,\n"
       "like bench/fma_peak_bench's peak (a system call per clock read: a little more overhead).\n"
       "\n"
+      "--per-workgroup (--threads=1 only) runs every workgroup of every dispatch one at a time on\n"
+      "the calling thread, timed by its CPU time, and prints per dispatch the minimum of each\n"
+      "workgroup over the calls; then the time the thread pool would take with 2 and 4 threads\n"
+      "for those minimums (its claim order simulated, no claim or wake-up costs) and the stages\n"
+      "that lose the most to imbalance. On a machine where two busy threads' wall-clock times\n"
+      "move with the neighbours' load, it tells how evenly the artifact's work splits.\n"
+      "\n"
       "--pin=CPU pins the calling thread (it runs every kernel with --threads=1) to one CPU;\n"
       "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults;\n"
       "--preemption counts the calls during which the scheduler preempted the calling thread\n"
@@ -311,6 +354,8 @@ const Command& benchCommand() {
        {"warmup", FlagKind::Value, "N", "warm-up calls (default: ~10% of the budget, 3-100)"},
        {"per-dispatch", FlagKind::Bool, "", "time every dispatch (trace hook) and report each"},
        {"peak-gflops", FlagKind::Value, "X", "the machine's peak, for % of peak (--per-dispatch)"},
+       {"per-workgroup", FlagKind::Bool, "",
+        "time every workgroup (thread CPU) and simulate the pool's schedule"},
        {"clock", FlagKind::Value, "wall|thread-cpu",
         "clock of the per-dispatch times (default wall; thread-cpu: --threads=1 only)"},
        {"pin", FlagKind::Value, "CPU", "pin the calling thread to this CPU"},

@@ -97,7 +97,7 @@ RuntimeSession::RuntimeSession(const std::string& artifactPath, const SessionOpt
     std::string message = error[0] ? error : kiln_status_string(status);
     throw CliError("cannot load '" + artifactPath + "': " + message);
   }
-  const kiln_executor* executor = nullptr;
+  const kiln_executor* executor = options.executor;
   if (options.threads > 1) {
     if (kiln_thread_pool_create(options.threads, &pool_) != KILN_OK) {
       kiln_host_module_free(module_);

@@ -19,6 +19,9 @@ namespace kiln::cli {
 struct SessionOptions {
   uint32_t threads = 1;       // 1: inline executor on the calling thread
   std::string constantsPath;  // external constants file, if the artifact needs one
+  // A caller's executor instead of the inline one or a pool (`kiln bench --per-workgroup`'s
+  // timing executor); it must outlive the session. Needs threads == 1.
+  const kiln_executor* executor = nullptr;
 };
 
 struct TensorSignature {

@@ -137,6 +137,9 @@ namespace {
 // first, left it ending on a Winograd item alone; both threads on the Winograd items first,
 // then expand1x1 fills in (simulated from per-workgroup CPU times: x1.73 -> x1.86 -> x1.95).
 //
+// `kiln bench --per-workgroup` replays this claim order on measured workgroup times
+// (simulatePoolStage in tools/kiln/workgroup_profile.cpp): change both together.
+//
 // The claim is computed from the stage data before the claim; if the stage has moved on
 // meanwhile, the data may be a newer stage's (hence atomics, and a bounded search), but then
 // the claim's compare-and-swap fails.
