@@ -3,9 +3,12 @@
 // for each pooled row of the band, top to bottom:
 //  1. the convolution rows of its window not computed yet, every output channel of the
 //     group, into a ring of KH_pool row buffers on the stack: on vector targets by the GEMM
-//     microkernel (emit_gemm_microkernel.h) over im2col row tiles (emit_im2col.h), MR output
-//     channels x NR pixels a tile, weights packed in GemmPanels (or OIHW), K blocks of whole
-//     channels with the partial sums in the buffer; else by plain loops. The activation and
+//     microkernel (emit_gemm_microkernel.h), MR output channels x NR pixels a tile, weights
+//     packed in GemmPanels (or OIHW). Few-channel convolutions (the stems: C * KH input rows
+//     split into stride-phase planes fit L1) read B straight from those planes, built once
+//     per convolution row, the taps of a few kernel rows unrolled per K step; others from
+//     im2col row tiles (emit_im2col.h) in K blocks of whole channels with the partial sums
+//     in the buffer. Targets without vector registers take plain loops. The activation and
 //     the fused chain apply before the store. The buffers hold -inf left and right of the
 //     row, so the pool's padding and ceil-mode windows need no tests;
 //  2. per output channel, the max over the window's rows (one vertical pass over the
@@ -14,6 +17,8 @@
 //     stride-th lane (no gathers), stored once to the output.
 // A window in the padding only (ceil mode, large pads) gives -inf, as the plain pool does.
 // Only the pooled tensor is written to memory.
+#include <llvm/IR/Constants.h>
+
 #include <algorithm>
 #include <cassert>
 
@@ -27,7 +32,10 @@
 namespace kiln::codegen::detail {
 namespace {
 
-constexpr int64_t kPanelFloats = 49152;  // one row's B panels: 192 KB (L2) at most
+constexpr int64_t kPanelFloats = 49152;    // one row's B panels: 192 KB (L2) at most
+constexpr int64_t kMaxPlaneFloats = 6144;  // a row's input planes: 24 KB (L1) at most
+constexpr int64_t kMaxPlaneStride = 4;     // widest stride the planes are split into
+constexpr int64_t kMaxPlaneSteps = 9;      // taps unrolled per K loop iteration
 
 }  // namespace
 
@@ -105,7 +113,21 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   const int64_t tileFloats = evenC * taps * NR;
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
   const int64_t panels = (OC + MR - 1) / MR, fullPanels = OC / MR, remRows = OC % MR;
-  llvm::Value* bPanel = vector ? stackArray(tiles * tileFloats, "im2col") : nullptr;
+  // Few-channel convolutions (the stems) read B from input planes instead of im2col panels:
+  // per convolution row, each input row it reads (channel c, kernel row kh) split once into
+  // sw phase planes, plane p holding columns sw * j + p - padLeft (zeros outside the image),
+  // so tap kw of pixel ow is plane kw % sw at ow + kw / sw: a plain vector load. The K loop
+  // runs per channel, its taps unrolled.
+  const int64_t planeLen = ((tiles * NR + (KW - 1) / sw + L - 1) / L) * L;
+  const bool planes = vector && dh == 1 && dw == 1 && sw <= kMaxPlaneStride &&
+                      KW <= kMaxPlaneSteps && C * KH * sw * planeLen <= kMaxPlaneFloats;
+  llvm::Value* planeBuf = planes ? stackArray(C * KH * sw * planeLen, "input_planes") : nullptr;
+  // Kernel rows per K loop iteration: the most that divide C * KH with at most
+  // kMaxPlaneSteps taps (SqueezeNet's 3x3: 3 rows, 9 steps; ResNet's 7x7: 1 row, 7 steps).
+  int64_t planeRows = 1;
+  for (int64_t rows = 1; rows * KW <= kMaxPlaneSteps; ++rows)
+    if ((C * KH) % rows == 0) planeRows = rows;
+  llvm::Value* bPanel = vector && !planes ? stackArray(tiles * tileFloats, "im2col") : nullptr;
   Accumulators acc = vector ? makeAccumulators(kb, {MR, NRV, unsigned(L)}) : Accumulators{};
   const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
 
@@ -136,6 +158,85 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     });
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
     const int64_t bufLeft = plan.rowLeft;
+    // The planes of convolution row r: per channel and kernel row, vector block j of every
+    // plane from sw * lanes consecutive input columns (plain loads inside the row, masked at
+    // its ends: the masks are constants, the columns being static), split by phase; a row
+    // outside the image gives zeros.
+    auto buildPlanes = [&](llvm::Value* r) {
+      llvm::Value* top = b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop));
+      llvm::Value* zero = llvm::ConstantFP::get(vecTy, 0.0);
+      kb.forRange(
+          kb.index(0), kb.index(C * KH),
+          [&](llvm::Value* ck) {
+            llvm::Value* c = b.CreateUDiv(ck, kb.index(KH));
+            llvm::Value* kh = b.CreateURem(ck, kb.index(KH));
+            llvm::Value* ih = b.CreateAdd(top, kh);
+            llvm::Value* base = b.CreateMul(ck, kb.index(sw * planeLen));
+            llvm::Value* inside = b.CreateICmpULT(ih, kb.index(H));
+            llvm::Value* row = b.CreateAdd(
+                xImage, b.CreateAdd(b.CreateMul(c, kb.index(H * W)), b.CreateMul(ih, kb.index(W))));
+            auto store = [&](llvm::Value* value, int64_t phase, int64_t j) {
+              llvm::Value* slot = b.CreateAdd(base, kb.index(phase * planeLen + j * L));
+              b.CreateAlignedStore(value, at(planeBuf, slot), llvm::Align(32));
+            };
+            kb.ifThen(inside, [&] {
+              for (int64_t j = 0; j < planeLen / L; ++j) {
+                std::vector<llvm::Value*> parts;
+                for (int64_t q = 0; q < sw; ++q) {
+                  const int64_t first = (j * sw + q) * L - padLeft;
+                  std::vector<llvm::Constant*> on;
+                  int64_t count = 0;
+                  for (int64_t l = 0; l < L; ++l) {
+                    const bool in = first + l >= 0 && first + l < W;
+                    on.push_back(b.getInt1(in));
+                    count += in;
+                  }
+                  if (count == 0) {
+                    parts.push_back(zero);
+                    continue;
+                  }
+                  llvm::Value* address = kb.elementAddress(0, b.CreateAdd(row, kb.index(first)));
+                  if (count == L) {
+                    parts.push_back(b.CreateAlignedLoad(vecTy, address, llvm::Align(4)));
+                  } else {
+                    parts.push_back(b.CreateMaskedLoad(vecTy, address, llvm::Align(4),
+                                                       llvm::ConstantVector::get(on), zero));
+                  }
+                }
+                // The parts concatenated; phase p is every sw-th lane from lane p.
+                llvm::Value* all = parts[0];
+                if (sw > 1) {
+                  while (parts.size() > 1) {
+                    if (parts.size() % 2) parts.push_back(zero);
+                    const unsigned n =
+                        llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
+                    std::vector<int> both;
+                    for (unsigned i = 0; i < 2 * n; ++i) both.push_back(int(i));
+                    std::vector<llvm::Value*> joined;
+                    for (size_t i = 0; i < parts.size(); i += 2)
+                      joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
+                    parts = joined;
+                  }
+                  all = parts[0];
+                }
+                for (int64_t p = 0; p < sw; ++p) {
+                  if (sw == 1) {
+                    store(all, 0, j);
+                    continue;
+                  }
+                  std::vector<int> pick;
+                  for (int64_t l = 0; l < L; ++l) pick.push_back(int(l * sw + p));
+                  store(b.CreateShuffleVector(all, pick), p, j);
+                }
+              }
+            });
+            kb.ifThen(b.CreateNot(inside), [&] {
+              for (int64_t p = 0; p < sw; ++p)
+                for (int64_t j = 0; j < planeLen / L; ++j) store(zero, p, j);
+            });
+          },
+          /*unroll=*/false);
+    };
     auto convRowVector = [&](llvm::Value* r, llvm::Value* slot) {
       llvm::Value* rowPixel = b.CreateMul(r, kb.index(OW));
       llvm::Value* panelLo = b.CreateUDiv(ocStart, kb.index(MR));
@@ -183,7 +284,34 @@ uint32_t emitConvPool(KernelBuilder& kb) {
               b.CreateAdd(tileBase, b.CreateAdd(b.CreateMul(k, kb.index(NR)), kb.index(v * L)));
           return b.CreateAlignedLoad(vecTy, at(bPanel, slot), llvm::Align(32));
         };
-        emitMicrokernel(kb, {rowsHere, nv, unsigned(L)}, acc, kCount, unroll, loadA, loadB);
+        if (planes) {
+          // Per planeRows kernel rows (channel, kh), their taps unrolled (k a constant):
+          // A at row g * planeRows * KW + k, B from the rows' planes.
+          llvm::Value* tileColumn = b.CreateMul(t, kb.index(NR));
+          kb.forRange(
+              kb.index(0), kb.index(C * KH / planeRows),
+              [&](llvm::Value* g) {
+                llvm::Value* aRow = b.CreateMul(g, kb.index(planeRows * KW));
+                llvm::Value* bBase =
+                    b.CreateAdd(b.CreateMul(g, kb.index(planeRows * sw * planeLen)), tileColumn);
+                LoadA loadTapA = [&](llvm::Value* k, int64_t m) {
+                  return loadA(b.CreateAdd(aRow, k), m);
+                };
+                LoadB loadTapB = [&](llvm::Value* k, int64_t v) -> llvm::Value* {
+                  const int64_t step = llvm::cast<llvm::ConstantInt>(k)->getSExtValue();
+                  const int64_t j = step / KW, kw = step % KW;
+                  const int64_t plane = j * sw + kw % sw;
+                  llvm::Value* offset =
+                      b.CreateAdd(bBase, kb.index(plane * planeLen + v * L + kw / sw));
+                  return b.CreateAlignedLoad(vecTy, at(planeBuf, offset), llvm::Align(4));
+                };
+                emitMicrokernel(kb, {rowsHere, nv, unsigned(L)}, acc, planeRows * KW,
+                                planeRows * KW, loadTapA, loadTapB);
+              },
+              /*unroll=*/false);
+        } else {
+          emitMicrokernel(kb, {rowsHere, nv, unsigned(L)}, acc, kCount, unroll, loadA, loadB);
+        }
         for (int64_t m = 0; m < rowsHere; ++m) {
           for (int64_t v = 0; v < nv; ++v) {
             llvm::Value* value = b.CreateLoad(vecTy, acc[m][v]);
@@ -206,8 +334,10 @@ uint32_t emitConvPool(KernelBuilder& kb) {
           emitIm2colTile(kb, im2col, /*rowTiles=*/true, NR, bPanel,
                          b.CreateMul(t, kb.index(tileFloats)), xImage, c0, count, p0, width);
         };
-        kb.forRange(0, fullTiles, [&](llvm::Value* t) { pack(t, NR); });
-        if (tailWidth > 0) pack(kb.index(fullTiles), tailWidth);
+        if (!planes) {
+          kb.forRange(0, fullTiles, [&](llvm::Value* t) { pack(t, NR); });
+          if (tailWidth > 0) pack(kb.index(fullTiles), tailWidth);
+        }
         llvm::Value* k0 = b.CreateMul(c0, kb.index(taps));
         auto panelRow = [&](llvm::Value* panel, int64_t rowsHere) {
           kb.forRange(kb.index(0), kb.index(fullTiles), [&](llvm::Value* t) {
@@ -222,7 +352,10 @@ uint32_t emitConvPool(KernelBuilder& kb) {
           kb.ifThen(b.CreateICmpEQ(panelHi, kb.index(panels)),
                     [&] { panelRow(kb.index(fullPanels), remRows); });
       };
-      if (fullBlocks == 1 && lastC == 0) {
+      if (planes) {
+        buildPlanes(r);
+        block(kb.index(0), C, b.getTrue(), b.getTrue());
+      } else if (fullBlocks == 1 && lastC == 0) {
         block(kb.index(0), evenC, b.getTrue(), b.getTrue());
       } else {
         kb.forRange(0, fullBlocks, [&](llvm::Value* k) {
