@@ -144,7 +144,8 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   ASSERT_TRUE(tile.applies());
   EXPECT_EQ(tile.oc(), 16);
   EXPECT_EQ(tile.pixels, 5);  // 49 pixels: 10 tiles of 5 (50) beat 9 of 6 (54)
-  EXPECT_EQ(ocVectorTile(describe({1, 384, 14, 14, 64, 1, 1}), avx2).pixels, 4);  // 196 = 49 x 4
+  // 196 pixels: 33 tiles of 6 (198), not 49 of 4 (8 accumulators, slower) or 40 of 5 (200).
+  EXPECT_EQ(ocVectorTile(describe({1, 384, 14, 14, 64, 1, 1}), avx2).pixels, 6);
   EXPECT_EQ(ocVectorTile(describe({1, 8, 2, 2, 16, 1, 1}), avx2).pixels, 4);      // the whole map
   EXPECT_EQ(chooseConvWeights(small, avx2), ConvWeights::OcVectorPanels);
   EXPECT_FALSE(ocVectorTile(describe({1, 64, 56, 56, 64, 1, 1}), avx2).applies());  // big map
@@ -152,9 +153,17 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   // Chosen for maps of at most 64 pixels; larger ones (up to 256) only when asked for.
   EXPECT_TRUE(ocVectorWins(small, avx2));
   EXPECT_TRUE(ocVectorWins(describe({1, 256, 14, 14, 512, 1, 1, {2, 2}}), avx2));  // to 7x7
-  EXPECT_TRUE(ocVectorTile(describe({1, 576, 14, 14, 96, 1, 1}), avx2).applies());
-  EXPECT_FALSE(ocVectorWins(describe({1, 576, 14, 14, 96, 1, 1}), avx2));
+  // 14x14 maps with a long K and 96-256 output channels: MobileNetV2's project convs,
+  // ResNet-18's layer3.0 conv1; not short K, 64 channels or SqueezeNet's classifier.
+  EXPECT_TRUE(ocVectorWins(describe({1, 576, 14, 14, 96, 1, 1}), avx2));
+  EXPECT_TRUE(ocVectorWins(describe({1, 384, 14, 14, 96, 1, 1}), avx2));
+  EXPECT_TRUE(
+      ocVectorWins(describe({1, 128, 28, 28, 256, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2));
+  EXPECT_TRUE(ocVectorTile(describe({1, 384, 14, 14, 64, 1, 1}), avx2).applies());
+  EXPECT_FALSE(ocVectorWins(describe({1, 384, 14, 14, 64, 1, 1}), avx2));
+  EXPECT_FALSE(ocVectorWins(describe({1, 192, 14, 14, 96, 1, 1}), avx2));
   EXPECT_FALSE(ocVectorWins(describe({1, 512, 13, 13, 1000, 1, 1}), avx2));
+  EXPECT_FALSE(ocVectorWins(describe({1, 576, 16, 16, 96, 1, 1}), avx2));  // 256 pixels
   EXPECT_EQ(chooseConvWeights(describe({1, 96, 14, 14, 576, 1, 1}), avx2), ConvWeights::GemmPanels);
   // ResNet-18's layer4.0 conv1 (3x3 stride 2 into 7x7): its im2col in K blocks.
   EXPECT_TRUE(

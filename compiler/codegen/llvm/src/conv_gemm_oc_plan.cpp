@@ -11,13 +11,25 @@ namespace {
 // The kernel takes maps of up to kMaxPixels; it is chosen for maps of at most kSmallMap, as
 // measured on Zen 3 (AVX2) against the pixel-vectorised kernel (docs/codegen.md): 7x7 maps
 // leave a quarter of that kernel's lanes idle and this one wins by 5-15 % (MobileNetV2's 7x7
-// 1x1 convs, ResNet-18's layer4.0 conv1 and downsample); on 13x13 and 14x14 maps the two are
-// within the noise of the shared machine, and small K or many channels favour the pixel kernel.
+// 1x1 convs, ResNet-18's layer4.0 conv1 and downsample).
 constexpr int64_t kSmallMap = 64;
+// Maps of up to kMidMap pixels (14x14) take it when K is long and the output channels are a
+// few panels per work item: MobileNetV2's 14x14 project convs (384 -> 96, 576 -> 96: 7-8 %
+// faster by min) and ResNet-18's layer3.0 conv1 (3x3 stride 2, 128 -> 256 into 14x14: 1.49
+// -> 1.38 ms); with K <= 192 (the 14x14 expand convs, 192 -> 64) or 64 channels (384 -> 64,
+// SqueezeNet's 13x13 squeeze convs) it lost 3-15 %, and SqueezeNet's 512 -> 1000 classifier
+// was even, so those keep the pixel-vectorised kernel.
+constexpr int64_t kMidMap = 196;
+constexpr int64_t kMidMapMinK = 384;
+constexpr int64_t kMidMapOc[2] = {96, 256};
 constexpr int64_t kMaxPixels = 256;
 // The im2col of a convolution that cannot read its input in place is packed with each output
 // row's columns unrolled: rows at most this wide.
 constexpr int64_t kMaxIm2colColumns = 32;
+// Tiles keep at least this many accumulators when the registers allow: 4 x 2 (8, just the
+// FMA latency x throughput) ran 3-5 % slower than 6 x 2 on 14x14 maps (196 pixels: 49 tiles
+// of 4 against 33 of 6).
+constexpr int64_t kMinAccumulators = 10;
 
 int64_t roundUp(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
 
@@ -47,8 +59,8 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
     tile.pixels = pixels;
     return tile;
   }
-  const int64_t least =
-      std::max<int64_t>(1, std::min(most, (8 + tile.ocVectors - 1) / tile.ocVectors));
+  const int64_t least = std::max<int64_t>(
+      1, std::min(most, (kMinAccumulators + tile.ocVectors - 1) / tile.ocVectors));
   int64_t best = most;
   for (int64_t mr = most; mr >= least; --mr)
     if (roundUp(pixels, mr) < roundUp(pixels, best)) best = mr;
@@ -57,7 +69,11 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
 }
 
 bool ocVectorWins(const KernelDesc& d, VectorUnit unit) {
-  return ocVectorTile(d, unit).applies() && d.output.shape[2] * d.output.shape[3] <= kSmallMap;
+  if (!ocVectorTile(d, unit).applies()) return false;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const int64_t pixels = d.output.shape[2] * d.output.shape[3], k = ws[1] * ws[2] * ws[3];
+  if (pixels <= kSmallMap) return true;
+  return pixels <= kMidMap && k >= kMidMapMinK && ws[0] >= kMidMapOc[0] && ws[0] <= kMidMapOc[1];
 }
 
 }  // namespace kiln::codegen

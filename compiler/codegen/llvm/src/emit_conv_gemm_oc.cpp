@@ -14,11 +14,16 @@
 //    block's im2col rows (the map's pixels per (channel, tap), zeros in the padding; output
 //    rows as masked vector loads, strided ones shuffled). Partial sums of the item's tiles stay in
 //    a stack buffer between K blocks.
+//  - The weights (0.5-5 MB in MobileNetV2's and ResNet-18's 7x7 layers: L3 or DRAM) are
+//    prefetched one block ahead: every tile of a panel's block prefetches its share of the
+//    next block's cache lines, so only the very first block waits for memory.
 //  - Each finished tile gets the bias (a vector of channels) and the activation on its
 //    accumulators, is transposed in registers into vectors of consecutive pixels and stored
 //    into a stack buffer of the panel's channel rows; when a panel's pixels are all done, its
 //    rows go to the NCHW output in vectors of pixels, through the fused epilogue chain.
 //  - Work items: (image, group of channel panels), split evenly over the workgroups.
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <cassert>
 
@@ -37,6 +42,8 @@ constexpr int64_t kMinItems = 2;
 constexpr int64_t kPartialFloats = 32768;  // 128 KB
 constexpr int64_t kMaxBlockK = 256;        // a panel's weights block: 16 KB for NR = 16
 constexpr int64_t kPackFloats = 65536;     // a K block of every tile's pixels: 256 KB at most
+constexpr int64_t kLineFloats = 16;        // a 64-byte cache line
+constexpr int64_t kMaxPrefetches = 32;     // per tile (more only on maps of a few tiles)
 
 int64_t roundUp(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
 
@@ -159,8 +166,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups});
     llvm::Value *n = co[0], *ocGroup = co[1];
-    llvm::Value* panelLo =
-        b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
+    llvm::Value* panelLo = b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
     llvm::Value* panelHi = b.CreateUDiv(
         b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
@@ -306,10 +312,36 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
         return at(partial, b.CreateAdd(partialBase, b.CreateAdd(b.CreateMul(t, kb.index(MR * NR)),
                                                                 kb.index(m * NR + v * L))));
       };
+      // The weights block this item multiplies next: the next panel's, or after its last
+      // panel the first panel's of the next K block. Each tile prefetches its share of its
+      // cache lines, so the block is in cache when its first tile starts.
+      // (Past the item's last block this is another item's block or the buffer's end:
+      // prefetches never fault.)
+      auto weightsAt = [&](llvm::Value* p, llvm::Value* k) {
+        llvm::Value* pWidth = remOc == 0 ? kb.index(NR)
+                                         : b.CreateSelect(b.CreateICmpULT(p, kb.index(fullPanels)),
+                                                          kb.index(NR), kb.index(remOc));
+        return b.CreateAdd(b.CreateMul(p, kb.index(K * NR)), b.CreateMul(k, pWidth));
+      };
+      llvm::Value* nextPanel = b.CreateAdd(panel, kb.index(1));
+      llvm::Value* nextW =
+          b.CreateSelect(b.CreateICmpULT(nextPanel, panelHi), weightsAt(nextPanel, k0),
+                         weightsAt(panelLo, b.CreateAdd(k0, kb.index(count))));
+      const int64_t blockLines = (count * NR + kLineFloats - 1) / kLineFloats;
+      const int64_t linesPerTile = std::min((blockLines + tiles - 1) / tiles, kMaxPrefetches);
       kb.forRange(
           kb.index(0), kb.index(tiles),
           [&](llvm::Value* t) {
             llvm::Value* p0 = tileStart(t);
+            llvm::Value* firstLine =
+                b.CreateAdd(nextW, b.CreateMul(t, kb.index(linesPerTile * kLineFloats)));
+            for (int64_t l = 0; l < linesPerTile; ++l) {
+              // (read, into every cache level, data)
+              llvm::Value* address =
+                  kb.elementAddress(1, b.CreateAdd(firstLine, kb.index(l * kLineFloats)));
+              b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                                {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+            }
             for (int64_t m = 0; m < MR; ++m) {
               for (int64_t v = 0; v < nv; ++v) {
                 llvm::Value* start = bias[v];
