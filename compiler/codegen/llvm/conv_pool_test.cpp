@@ -4,13 +4,16 @@
 // pads, ceil mode and windows wholly in the padding, K larger than one block, OC not a
 // multiple of the panel, two images, weights packed (as the driver packs them) and OIHW,
 // the host's AVX2 and 4-lane SSE, the plain loops (pool width stride 5), and 1, 2 and 5
-// workgroups (every split must agree).
+// workgroups (every split must agree). Few-channel convolutions read input planes (strides
+// 1-4, pads, rows outside the image) and the unpooled stems (convStemDirect) store their
+// rows straight to the output; AVX-512 and NEON compile both.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
 #include "conv_reference.h"
+#include "kiln/codegen/codegen.h"
 #include "kiln/codegen/conv_pool_plan.h"
 #include "test_support.h"
 
@@ -149,6 +152,119 @@ TEST(ConvPool, PlainLoops) {
   EXPECT_EQ(chooseConvWeights(d, {8, 16}, true), ConvWeights::Oihw);
   checkTargets({1, 3, 20, 33, 5, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu},
                {{2, 5}, {2, 5}, {0, 0, 0, 0}, true});
+}
+
+TEST(ConvPool, InputPlanes) {
+  // Strides 1-4 (phase planes), pads left and right wider than a stride, rows above and
+  // below the image, a tail tile; C * KH rows split per convolution row.
+  checkTargets({1, 3, 23, 70, 9, 3, 3, {2, 3}, {1, 1}, {2, 4, 3, 5}, true, Activation::Relu},
+               {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+  checkTargets({1, 2, 17, 75, 7, 5, 4, {1, 4}, {1, 1}, {3, 2, 2, 3}, false, Activation::None},
+               {{2, 2}, {2, 2}, {0, 0, 0, 0}, true});
+  checkTargets({2, 1, 12, 40, 13, 3, 9, {1, 1}, {1, 1}, {1, 4, 1, 4}, true, Activation::Clip},
+               {{3, 3}, {1, 2}, {1, 1, 1, 1}, false});
+}
+
+TEST(ConvPool, WhichConvolutionsReadPlanes) {
+  const ConvGemmTile avx2{6, 2, 8};
+  KernelDesc squeeze = describe({1, 3, 224, 224, 64, 3, 3, {2, 2}}, {{3, 3}, {2, 2}, {}, true});
+  EXPECT_TRUE(convPoolPlanes(squeeze, avx2));
+  EXPECT_EQ(convPlaneLength(squeeze, avx2), 120);  // 7 tiles of 16 + 1 column, in vectors
+  KernelDesc resnet = describe({1, 3, 224, 224, 64, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},
+                               {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+  EXPECT_TRUE(convPoolPlanes(resnet, avx2));  // 3 * 7 rows * 2 phases * 120 floats = 20 KB
+  KernelDesc deep = describe({1, 200, 12, 40, 13, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+                             {{3, 3}, {2, 2}, {1, 1, 1, 1}, true});
+  EXPECT_FALSE(convPoolPlanes(deep, avx2));  // im2col in K blocks
+  KernelDesc dilated =
+      describe({1, 3, 30, 30, 8, 3, 3, {1, 1}, {2, 2}}, {{2, 2}, {2, 2}, {}, false});
+  EXPECT_FALSE(convPoolPlanes(dilated, avx2));
+}
+
+// An unpooled convolution (convStemDirect) against the plain reference, through the normal
+// kernel selection (emitKernelBody routes it to the conv+pool kernel).
+void checkDirect(const testing::ConvCase& t, const std::string& target = "host") {
+  SCOPED_TRACE(target);
+  KernelDesc d = testing::describeConv(t, "conv_stem");
+  TargetRequest request;
+  request.name = target;
+  VectorUnit unit = vectorUnitOf(resolveTarget(request));
+  ASSERT_TRUE(convStemDirect(d, unit));
+  ASSERT_EQ(chooseConvWeights(d, unit, true), ConvWeights::GemmPanels);
+  testing::ConvOperands in = testing::randomConvOperands(t);
+  std::vector<std::vector<float>> inputs = {in.x, in.w};
+  ConvGemmTile tile = convGemmTile(d, unit);
+  d.weightLayout = ConvWeights::GemmPanels;
+  d.weightPanel = tile.mr;
+  inputs[1] = packConvWeightPanels(in.w, t.oc, t.c * t.kh * t.kw, tile.mr);
+  if (t.bias) inputs.push_back(in.b);
+  std::vector<float> want = testing::referenceConv(t, in, d.output.shape);
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+TEST(ConvPool, UnpooledStems) {
+  // MobileNetV2's stem shape, smaller: 3x3 s2 pad 1, 3 -> 32 (5 panels + 2 rows), Clip.
+  checkDirect({1, 3, 47, 61, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip});
+  checkDirect({1, 3, 47, 61, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip},
+              "x86_64");
+  // One channel, stride 1, two images, no bias; 4 channels, 5x5 stride 3.
+  checkDirect({2, 1, 9, 33, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, Activation::Relu});
+  checkDirect({1, 4, 26, 80, 13, 5, 5, {3, 3}, {1, 1}, {2, 2, 2, 2}, true, Activation::None});
+}
+
+TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
+  const VectorUnit avx2{8, 16};
+  KernelDesc stem = testing::describeConv(
+      {1, 3, 224, 224, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip}, "stem");
+  EXPECT_TRUE(convStemDirect(stem, avx2));
+  EXPECT_FALSE(convStemDirect(stem, {}));  // no vector unit
+  KernelDesc wide = testing::describeConv({1, 8, 56, 56, 32, 3, 3, {1, 1}}, "wide");
+  EXPECT_FALSE(convStemDirect(wide, avx2));  // more than 4 channels: the GEMM kernel
+  KernelDesc narrow = testing::describeConv({1, 3, 20, 20, 32, 3, 3, {2, 2}}, "narrow");
+  EXPECT_FALSE(convStemDirect(narrow, avx2));  // rows narrower than a tile
+  KernelDesc residual = testing::describeConv(
+      {1, 3, 40, 40, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true},
+      "residual");
+  EXPECT_FALSE(convStemDirect(residual, avx2));  // the chain reads another tensor
+}
+
+TEST(ConvPool, PlanesCompileForWideVectorTargets) {
+  // AVX-512 and NEON: the pooled and the unpooled stem compile to vector multiply-adds.
+  struct Target {
+    const char* name;
+    const char* multiplyAdd;
+    const char* registers;
+  };
+  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+    TargetRequest request;
+    request.name = t.name;
+    TargetConfig target = resolveTarget(request);
+    VectorUnit unit = vectorUnitOf(target);
+    KernelDesc pooled =
+        describe({1, 3, 64, 70, 16, 3, 3, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu},
+                 {{3, 3}, {2, 2}, {0, 0, 0, 0}, true});
+    KernelDesc stem = testing::describeConv(
+        {1, 3, 64, 70, 16, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip}, "stem");
+    ASSERT_TRUE(convPoolPlanes(pooled, convGemmTile(pooled, unit))) << t.name;
+    ASSERT_TRUE(convStemDirect(stem, unit)) << t.name;
+    for (KernelDesc* d : {&pooled, &stem}) {
+      d->weightLayout = ConvWeights::GemmPanels;
+      d->weightPanel = convGemmTile(*d, unit).mr;
+    }
+    CodegenResult result = generateKernels({pooled, stem}, target);
+    std::string path = testing::writeTempFile(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    int vectorMultiplyAdds = 0;
+    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
+         at = text.find(t.multiplyAdd, at + 1)) {
+      std::string line = text.substr(at, text.find('\n', at) - at);
+      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
+    }
+    EXPECT_GE(vectorMultiplyAdds, 2 * 9) << t.name;
+  }
 }
 
 TEST(ConvPool, PlanSplitsIntoEvenBands) {

@@ -2,6 +2,7 @@
 // one LLVM function per distinct kernel into one module together with the kernel library
 // table and its query function, optimises, emits the object and links the embedded ELF.
 #include "kiln/codegen/codegen.h"
+#include "kiln/codegen/conv_pool_plan.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -51,7 +52,8 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
       return emitElementwise(kb);
     case KernelKind::Conv: {
       uint32_t workgroups = 0;
-      if (kb.desc().pooled()) return emitConvPool(kb);
+      const VectorUnit unit{kb.target().vectorLanes, kb.target().vectorRegisters};
+      if (kb.desc().pooled() || convStemDirect(kb.desc(), unit)) return emitConvPool(kb);
       if (kb.desc().tailB >= 0) return emitConvExpandDepthwise(kb);
       if (emitConvDepthwise(kb, workgroups)) return workgroups;
       return emitConv(kb);

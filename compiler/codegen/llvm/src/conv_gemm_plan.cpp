@@ -94,9 +94,11 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
 }
 
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayGrowConstants) {
-  // A pooled convolution has one kernel (emit_conv_pool.cpp): GEMM panels if it vectorises.
+  // A pooled convolution has one kernel (emit_conv_pool.cpp): GEMM panels if it vectorises;
+  // so have the few-channel stems that kernel takes unpooled (convStemDirect).
   if (desc.pooled())
     return convPoolVectorised(desc, unit) ? ConvWeights::GemmPanels : ConvWeights::Oihw;
+  if (convStemDirect(desc, unit)) return ConvWeights::GemmPanels;
   // A 1x1 convolution with a fused depthwise one has one kernel (emit_conv_expand_dw.cpp).
   if (desc.tailB >= 0)
     return convGemmTile(desc, unit).applies() ? ConvWeights::GemmPanels : ConvWeights::Oihw;

@@ -10,9 +10,48 @@ constexpr int64_t kTargetItems = 8;       // items per dispatch (even over 1, 2,
 constexpr int64_t kMaxRowFloats = 49152;  // a group's ring of convolution rows: 192 KB (L2)
 constexpr int64_t kMaxStride = 4;         // widest pool stride the vector pooling reads
 
+constexpr int64_t kMaxPlaneFloats = 6144;  // a row's input planes: 24 KB (L1) at most
+constexpr int64_t kMaxPlaneStride = 4;     // widest stride the planes are split into
+constexpr int64_t kMaxPlaneWidth = 9;      // widest kernel (its taps are unrolled)
+constexpr int64_t kMaxStemChannels = 4;    // unpooled convolutions taken: the stems
+
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+int64_t convPlaneLength(const KernelDesc& d, const ConvGemmTile& tile) {
+  const int64_t OW = d.convOutput[3], KW = d.inputs[1].shape[3], sw = d.strides[1];
+  const int64_t L = tile.lanes, NR = tile.nr();
+  return ceilDiv(ceilDiv(OW, NR) * NR + (KW - 1) / sw, L) * L;
+}
+
+bool convPoolPlanes(const KernelDesc& d, const ConvGemmTile& tile) {
+  if (!tile.applies() || d.dilations[0] != 1 || d.dilations[1] != 1) return false;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const int64_t C = ws[1], KH = ws[2], KW = ws[3], sw = d.strides[1];
+  return sw <= kMaxPlaneStride && KW <= kMaxPlaneWidth &&
+         C * KH * sw * convPlaneLength(d, tile) <= kMaxPlaneFloats;
+}
+
+KernelDesc pooledView(const KernelDesc& d) {
+  if (d.pooled()) return d;
+  KernelDesc v = d;
+  v.convOutput = d.output.shape;
+  v.poolKernel = {1, 1};
+  v.poolStrides = {1, 1};
+  v.poolPads = {0, 0, 0, 0};
+  return v;
+}
+
+bool convStemDirect(const KernelDesc& d, VectorUnit unit) {
+  if (d.kind != KernelKind::Conv || d.pooled() || d.tailB >= 0) return false;
+  const ConvGemmTile tile = convGemmTile(d, unit);
+  if (!tile.applies() || d.inputs[1].shape[1] > kMaxStemChannels) return false;
+  if (d.output.shape[3] < tile.nr()) return false;  // row tiles: at least one full tile
+  for (const ExprNode& node : d.epilogue.chain.nodes)
+    if (node.op == ExprOp::Input) return false;  // the chain is applied with no row
+  return convPoolPlanes(pooledView(d), tile);
+}
 
 bool convPoolVectorised(const KernelDesc& d, VectorUnit unit) {
   return d.pooled() && d.poolStrides[1] <= kMaxStride && convGemmTile(d, unit).applies();

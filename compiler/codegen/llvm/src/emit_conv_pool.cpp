@@ -32,17 +32,20 @@
 namespace kiln::codegen::detail {
 namespace {
 
-constexpr int64_t kPanelFloats = 49152;    // one row's B panels: 192 KB (L2) at most
-constexpr int64_t kMaxPlaneFloats = 6144;  // a row's input planes: 24 KB (L1) at most
-constexpr int64_t kMaxPlaneStride = 4;     // widest stride the planes are split into
-constexpr int64_t kMaxPlaneSteps = 9;      // taps unrolled per K loop iteration
+constexpr int64_t kPanelFloats = 49152;  // one row's B panels: 192 KB (L2) at most
+constexpr int64_t kMaxPlaneSteps = 9;    // taps unrolled per K loop iteration
 
 }  // namespace
 
 uint32_t emitConvPool(KernelBuilder& kb) {
-  const KernelDesc& d = kb.desc();
+  // A convolution without a pool (convStemDirect) runs as if pooled by 1x1 windows, its
+  // rows stored straight to the output.
+  const KernelDesc view = pooledView(kb.desc());
+  const KernelDesc& d = view;
+  const bool direct = !kb.desc().pooled();
   const VectorUnit unit{kb.target().vectorLanes, kb.target().vectorRegisters};
   const bool vector = convPoolVectorised(d, unit);
+  assert(!direct || vector);
   assert(vector || d.weightLayout == ConvWeights::Oihw);
   ConvGemmTile tile = vector ? convGemmTile(d, unit) : ConvGemmTile{};
   assert(d.weightLayout == ConvWeights::Oihw ||
@@ -80,8 +83,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     a->setAlignment(llvm::Align(vector ? 64 : 4));
     return a;
   };
-  llvm::Value* rows = stackArray(pkh * slotFloats, "conv_rows");  // ring: row r in r % pkh
-  llvm::Value* column = stackArray(rowLen, "window_max");         // one channel's max over a window
+  // The ring (row r in r % pkh); a direct convolution stores its rows to the output.
+  llvm::Value* rows = direct ? nullptr : stackArray(pkh * slotFloats, "conv_rows");
+  llvm::Value* column = stackArray(rowLen, "window_max");  // one channel's max over a window
   auto at = [&](llvm::Value* buffer, llvm::Value* i) { return b.CreateGEP(floatTy, buffer, i); };
   // Lanes inside a run of `width` floats, for vector v if the run ends inside it.
   auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {
@@ -118,9 +122,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   // sw phase planes, plane p holding columns sw * j + p - padLeft (zeros outside the image),
   // so tap kw of pixel ow is plane kw % sw at ow + kw / sw: a plain vector load. The K loop
   // runs per channel, its taps unrolled.
-  const int64_t planeLen = ((tiles * NR + (KW - 1) / sw + L - 1) / L) * L;
-  const bool planes = vector && dh == 1 && dw == 1 && sw <= kMaxPlaneStride &&
-                      KW <= kMaxPlaneSteps && C * KH * sw * planeLen <= kMaxPlaneFloats;
+  const bool planes = vector && convPoolPlanes(d, tile);
+  const int64_t planeLen = planes ? convPlaneLength(d, tile) : 0;
+  assert(!direct || planes);
   llvm::Value* planeBuf = planes ? stackArray(C * KH * sw * planeLen, "input_planes") : nullptr;
   // Kernel rows per K loop iteration: the most that divide C * KH with at most
   // kMaxPlaneSteps taps (SqueezeNet's 3x3: 3 rows, 9 steps; ResNet's 7x7: 1 row, 7 steps).
@@ -148,14 +152,16 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     };
 
     // -inf everywhere in the row buffer: the row's padding (the convolution never writes it).
-    kb.forRange(kb.index(0), kb.index(pkh * slotFloats / L), [&](llvm::Value* i) {
-      llvm::Value* p = at(rows, b.CreateMul(i, kb.index(L)));
-      if (L == 1) {
-        b.CreateStore(kb.f32(negInf), p);
-      } else {
-        b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
-      }
-    });
+    if (!direct) {
+      kb.forRange(kb.index(0), kb.index(pkh * slotFloats / L), [&](llvm::Value* i) {
+        llvm::Value* p = at(rows, b.CreateMul(i, kb.index(L)));
+        if (L == 1) {
+          b.CreateStore(kb.f32(negInf), p);
+        } else {
+          b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
+        }
+      });
+    }
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
     const int64_t bufLeft = plan.rowLeft;
     // The planes of convolution row r: per channel and kernel row, vector block j of every
@@ -323,7 +329,15 @@ uint32_t emitConvPool(KernelBuilder& kb) {
                     epilogue.applyVector(done, noRow, b.CreateAdd(column0, kb.index(v * L)), mask);
               value = last == b.getTrue() ? done : b.CreateSelect(last, done, value);
             }
-            storeVec(value, at(rows, b.CreateAdd(bufRow[m], kb.index(v * L))), mask);
+            if (direct) {
+              // Output row r of channel oc0 + m (the view's pooled shape is the output's).
+              llvm::Value* o =
+                  b.CreateAdd(outRow(b.CreateSub(b.CreateAdd(oc0, kb.index(m)), ocStart), r),
+                              b.CreateAdd(column0, kb.index(v * L)));
+              storeVec(value, kb.elementAddress(out, o), mask);
+            } else {
+              storeVec(value, at(rows, b.CreateAdd(bufRow[m], kb.index(v * L))), mask);
+            }
           }
         }
       };
@@ -523,7 +537,7 @@ uint32_t emitConvPool(KernelBuilder& kb) {
         }
       });
       b.CreateStore(kb.maxValue(end, b.CreateLoad(kb.indexType(), next)), next);
-      poolRow(ph, first, end);
+      if (!direct) poolRow(ph, first, end);
     });
   });
   const int64_t rowsPerBand = std::min(OH, (plan.bandRows - 1) * psh + pkh);

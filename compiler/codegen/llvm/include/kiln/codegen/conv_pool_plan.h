@@ -41,6 +41,22 @@ struct ConvPoolPlan {
 // convolution tiles of `tileWidth` pixels (1, 1, 1 for the plain loops).
 ConvPoolPlan convPoolPlan(const KernelDesc& d, int64_t panelRows, int64_t lanes, int64_t tileWidth);
 
+// Whether the vectorised kernel reads B from input planes (few channels) instead of im2col
+// row tiles: per convolution row, each input row it reads (channel, kernel row) split once
+// into stride-phase planes of planeFloats(d, tile) / (C * KH * sw) floats each, all of
+// them in L1; dilation 1, width stride 1-4, kernel width up to 9. `d` is pooled.
+bool convPoolPlanes(const KernelDesc& d, const ConvGemmTile& tile);
+int64_t convPlaneLength(const KernelDesc& d, const ConvGemmTile& tile);
+
+// Whether a convolution that is not pooled takes this kernel all the same, storing its rows
+// straight to the output (no pool): the few-channel stems (at most 4 input channels) that
+// read planes, with an epilogue that reads no other tensor. MobileNetV2's 3x3 s2 3 -> 32
+// packed im2col tiles for only 32 output channels, a third of its time.
+bool convStemDirect(const KernelDesc& d, VectorUnit unit);
+
+// The pooled view of `d`: d itself if pooled, else d with an identity pool (1x1, stride 1).
+KernelDesc pooledView(const KernelDesc& d);
+
 // Convolution rows [first, end) that pooled row `ph` reads (empty if its window lies in the
 // padding).
 struct RowRange {
