@@ -80,7 +80,7 @@ TEST(ConvGemmOc, Im2col) {
 }
 
 TEST(ConvGemmOc, Im2colKBlocks) {
-  // 61 channels x 9 taps: blocks of 21, 21 and 19 channels (<= 256 rows each).
+  // 61 channels x 9 taps: five blocks of 11 channels and one of 6 (<= 108 rows each).
   check({1, 61, 13, 13, 24, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}});
   check({2, 35, 8, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu, true});
 }
