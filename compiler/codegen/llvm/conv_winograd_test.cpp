@@ -2,8 +2,10 @@
 // convolution, for F(2x2, 3x3) and F(4x4, 3x3): maps that are and are not multiples of the
 // tile (7x7, 13x13, 14x14, 30x28), pads 0, 1 and asymmetric, OC not a multiple of the GEMM
 // tile, channel counts that need several channel blocks, two images, bias, Relu/Clip and a
-// residual epilogue chain; the weights transformed as the driver packs them. Also the weight
-// transform itself against hand-computed values and the policy's choices.
+// residual epilogue chain; the weights as the driver packs them, transformed at compile time
+// (Winograd) and transformed by the kernel (WinogradPanels: runs of channels and a shorter
+// last run, on AVX2 and SSE; compile-only on AVX-512 and NEON). Also the weight transform and
+// the tap packing against hand-computed values and the policy's choices.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,6 +33,13 @@ struct Case {
 
 VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
 
+TargetConfig targetNamed(const std::string& name) {
+  if (name == "host") return testing::hostTarget();
+  TargetRequest request;
+  request.name = name;
+  return resolveTarget(request);
+}
+
 // The case as a 3x3 stride-1 convolution of the shared reference.
 testing::ConvCase toConv(const Case& t) {
   return {t.n, t.c, t.h, t.w, t.oc, 3, 3, {1, 1}, {1, 1}, t.pads, t.bias, t.act, t.residual};
@@ -38,22 +47,28 @@ testing::ConvCase toConv(const Case& t) {
 
 KernelDesc describe(const Case& t) { return testing::describeConv(toConv(t), "conv_winograd"); }
 
-// Runs the case with F(m x m) and returns the largest error relative to 1 + |reference|.
-void check(const Case& t, int64_t m) {
+// Runs the case with F(m x m), the weights in `layout` (Winograd or WinogradPanels), on the
+// friendly target `target`, against the double-precision reference.
+void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
+           const std::string& target = "host") {
   KernelDesc d = describe(t);
-  WinogradPlan plan = winogradPlan(d, hostUnit());
+  WinogradPlan plan = winogradPlan(d, vectorUnitOf(targetNamed(target)));
   ASSERT_TRUE(plan.applies()) << "the Winograd kernel should take this convolution";
   testing::ConvOperands in = testing::randomConvOperands(toConv(t));
-  d.weightLayout = ConvWeights::Winograd;
+  d.weightLayout = layout;
   d.weightPanel = plan.tile.mr;
   d.winogradTile = m;
+  const int64_t blockC = winogradBlocks(d, plan.tile, m).blockC;
   std::vector<std::vector<float>> inputs = {
-      in.x, winogradTransformWeights(in.w, t.oc, t.c, m, plan.tile.mr)};
+      in.x, layout == ConvWeights::Winograd
+                ? winogradTransformWeights(in.w, t.oc, t.c, m, plan.tile.mr)
+                : winogradPackTaps(in.w, t.oc, t.c, plan.tile.mr, blockC,
+                                   winogradTransformChannels(m, plan.tile.mr, blockC))};
   if (t.bias) inputs.push_back(in.b);
   if (t.residual) inputs.push_back(in.r);
   std::vector<float> want = testing::referenceConv(toConv(t), in, d.output.shape);
 
-  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
   ASSERT_EQ(got.size(), want.size());
   // Winograd rounds differently from a direct sum (F(4x4) the most): errors grow with the
   // number of channels, relative to the size of the terms.
@@ -62,9 +77,12 @@ void check(const Case& t, int64_t m) {
     ASSERT_NEAR(got[i], want[i], tolerance * (1.0f + std::fabs(want[i]))) << "element " << i;
 }
 
+// Both tile sizes, both weight forms.
 void checkBoth(const Case& t) {
-  check(t, 2);
-  check(t, 4);
+  for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
+    check(t, 2, layout);
+    check(t, 4, layout);
+  }
 }
 
 TEST(ConvWinograd, WeightTransformByHand) {
@@ -130,6 +148,18 @@ TEST(ConvWinograd, Policy) {
   EXPECT_FALSE(winogradApplies(d, {8, 16}));  // 1x1
   d = describe({1, 64, 14, 14, 64});
   EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::Winograd);
+  // --optimize=size: the kernel transforms the weights (their size unchanged).
+  EXPECT_EQ(chooseConvWeights(d, {8, 16}, false), ConvWeights::WinogradPanels);
+  // Stored transforms over 4 MB: transformed by the kernel. ResNet-18's layer3 (F(4x4), 36
+  // x 256 x 256 floats, 9.4 MB) and layer4 (F(2x2), 16.8 MB); not layer2 (2.4 MB).
+  d = describe({1, 256, 14, 14, 256});
+  EXPECT_TRUE(winogradPlan(d, {8, 16}).transformInKernel);
+  EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::WinogradPanels);
+  d = describe({1, 512, 7, 7, 512});
+  EXPECT_TRUE(winogradPlan(d, {8, 16}).transformInKernel);
+  d = describe({1, 128, 28, 28, 128});
+  EXPECT_FALSE(winogradPlan(d, {8, 16}).transformInKernel);
+  EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::Winograd);
 }
 
 TEST(ConvWinograd, RowBlocks) {
@@ -187,6 +217,99 @@ TEST(ConvWinograd, Epilogues) {
   checkBoth({1, 16, 14, 14, 16, {1, 1, 1, 1}, true, Activation::Relu});
   checkBoth({2, 20, 9, 10, 16, {1, 1, 1, 1}, false, Activation::Clip, true});
   checkBoth({1, 32, 7, 7, 64, {1, 1, 1, 1}, true, Activation::None, true});  // residual
+}
+
+TEST(ConvWinograd, MatricesFactorG) {
+  // G = diag(d) H with H of small integers, each row led by 1 (or 0, 0, 1).
+  for (int64_t m : {2, 4}) {
+    WinogradMatrices w = winogradMatrices(m);
+    ASSERT_EQ(w.h.size(), size_t(w.alpha * 3));
+    ASSERT_EQ(w.d.size(), size_t(w.alpha));
+    for (int64_t r = 0; r < w.alpha; ++r)
+      for (int64_t k = 0; k < 3; ++k) {
+        const double h = w.h[size_t(r * 3 + k)];
+        EXPECT_DOUBLE_EQ(w.d[size_t(r)] * h, w.g[size_t(r * 3 + k)]) << m << ": " << r << k;
+        EXPECT_EQ(h, std::round(h)) << m << ": " << r << k;
+      }
+  }
+  const std::vector<double> h4 = {1, 0, 0, 1, 1, 1, 1, -1, 1, 1, 2, 4, 1, -2, 4, 0, 0, 1};
+  EXPECT_EQ(winogradMatrices(4).h, h4);
+  EXPECT_EQ(winogradMatrices(2).d, (std::vector<double>{1, 0.5, 0.5, 1}));
+}
+
+TEST(ConvWinograd, TapPanelOrder) {
+  // 7 output channels x 5 input channels, panels of 6, blocks of 4 channels in runs of 3:
+  // runs of channels {0, 1, 2}, {3}, {4}; panel 0 holds per run, per tap, the (channel, oc)
+  // pairs as i * 6 + oc; panel 1 (the last output channel) the same with 1 row.
+  const int64_t oc = 7, c = 5;
+  std::vector<float> w(size_t(oc * c * 9));
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < c; ++i)
+      for (int64_t t = 0; t < 9; ++t) w[size_t((o * c + i) * 9 + t)] = float(o * 100 + i * 10 + t);
+  std::vector<float> p = winogradPackTaps(w, oc, c, 6, 4, 3);
+  ASSERT_EQ(p.size(), w.size());
+  struct Run {
+    int64_t c0, n;
+  };
+  for (const Run& run : {Run{0, 3}, Run{3, 1}, Run{4, 1}})
+    for (int64_t t = 0; t < 9; ++t)
+      for (int64_t i = 0; i < run.n; ++i) {
+        const int64_t c = run.c0 + i;
+        for (int64_t o = 0; o < 6; ++o)
+          EXPECT_EQ(p[size_t(9 * run.c0 * 6 + (t * run.n + i) * 6 + o)],
+                    float(o * 100 + c * 10 + t))
+              << c << " " << t << " " << o;
+        EXPECT_EQ(p[size_t(6 * 9 * 5 + 9 * run.c0 + t * run.n + i)], float(600 + c * 10 + t));
+      }
+}
+
+TEST(ConvWinograd, TransformedInKernelRuns) {
+  // Channels in runs of winogradTransformChannels (F(4x4) 28, F(2x2) 64 with 6-row panels):
+  // fewer channels than a run, exact runs, runs and a shorter last one, with OC % 6 != 0 and
+  // several row blocks; on AVX2 and SSE.
+  ASSERT_EQ(winogradTransformChannels(4, 6, 512), 28);
+  ASSERT_EQ(winogradTransformChannels(2, 6, 512), 64);
+  ASSERT_EQ(winogradTransformChannels(2, 6, 40), 40);
+  for (const char* target : {"host", "x86_64"}) {
+    for (int64_t m : {2, 4}) {
+      check({1, 100, 14, 14, 20}, m, ConvWeights::WinogradPanels, target);
+      check({1, 56, 9, 11, 19, {0, 1, 2, 0}}, m, ConvWeights::WinogradPanels, target);
+      check({2, 64, 30, 28, 16, {1, 1, 1, 1}, true, Activation::Relu}, m,
+            ConvWeights::WinogradPanels, target);
+      check({1, 130, 7, 7, 22, {1, 1, 1, 1}, false, Activation::None, true}, m,
+            ConvWeights::WinogradPanels, target);
+    }
+  }
+  check({1, 797, 7, 7, 17}, 2, ConvWeights::WinogradPanels, "x86_64");  // channel blocks
+}
+
+TEST(ConvWinograd, TransformedInKernelWideAndNeon) {
+  // Compile-only: on AVX-512 (14-row panels, 16 lanes) and NEON the kernel's products and
+  // weight transform are vector code.
+  struct Target {
+    const char* name;
+    const char* multiplyAdd;
+    const char* registers;
+  };
+  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+    TargetConfig target = targetNamed(t.name);
+    KernelDesc d = describe({1, 64, 14, 14, 72, {1, 1, 1, 1}, true, Activation::Relu, true});
+    WinogradPlan plan = winogradPlan(d, vectorUnitOf(target));
+    ASSERT_TRUE(plan.applies()) << t.name;
+    d.weightLayout = ConvWeights::WinogradPanels;
+    d.weightPanel = plan.tile.mr;
+    d.winogradTile = plan.m;
+    CodegenResult result = generateKernels({d}, target);
+    std::string path = testing::writeTempFile(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    int vectorMultiplyAdds = 0;
+    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
+         at = text.find(t.multiplyAdd, at + 1)) {
+      std::string line = text.substr(at, text.find('\n', at) - at);
+      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
+    }
+    EXPECT_GE(vectorMultiplyAdds, plan.tile.mr * plan.tile.nrVectors) << t.name;
+  }
 }
 
 }  // namespace

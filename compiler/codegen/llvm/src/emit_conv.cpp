@@ -12,7 +12,9 @@
 namespace kiln::codegen::detail {
 
 uint32_t emitConv(KernelBuilder& kb) {
-  if (kb.desc().weightLayout == ConvWeights::Winograd) return emitConvWinograd(kb);
+  if (kb.desc().weightLayout == ConvWeights::Winograd ||
+      kb.desc().weightLayout == ConvWeights::WinogradPanels)
+    return emitConvWinograd(kb);
   uint32_t tiledWorkgroups = 0;
   if (emitConvGemmOc(kb, tiledWorkgroups)) return tiledWorkgroups;
   if (emitConvGemm(kb, tiledWorkgroups)) return tiledWorkgroups;

@@ -14,6 +14,10 @@
 //    (emit_gemm_microkernel.h): A = the U panel's scalars broadcast, B = V's slot vectors;
 //    the products of one panel of output channels go to the M buffer (with several channel
 //    blocks, those of every panel of the item, as partial sums between the blocks);
+//  - weights transformed here (WinogradPanels): per panel, runs of winogradTransformChannels
+//    channels at a time, U' = H g H^T of the run's taps into a stack buffer that stays in
+//    L1 (vectors of consecutive (channel, row) pairs: a few adds each), then that run's
+//    products (partial sums in the M buffer); V carries the factors d_i d_j instead;
 //  - output transform Y = A^T M A per vector of tiles, plus the bias; each output row's m
 //    vectors are interleaved into m * L consecutive pixels, then the activation and the fused
 //    epilogue chain run on them before their only (masked at the map's edge) store.
@@ -39,7 +43,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 uint32_t emitConvWinograd(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const WinogradPlan plan = winogradPlan(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
-  assert(plan.applies() && d.weightLayout == ConvWeights::Winograd &&
+  const bool inKernel = d.weightLayout == ConvWeights::WinogradPanels;
+  assert(plan.applies() && (d.weightLayout == ConvWeights::Winograd || inKernel) &&
          d.weightPanel == plan.tile.mr && "Winograd weights need this kernel");
   // The tile size the weights were transformed for (the packer's choice).
   const WinogradMatrices wm = winogradMatrices(d.winogradTile);
@@ -85,6 +90,10 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   const int64_t panelsPerGroup = ceilDiv(panels, ocGroups);  // the largest group
   const int64_t mPanels = oneCBlock ? 1 : panelsPerGroup;  // M buffer panels
   const int64_t items = N * ocGroups * rowBlocks;
+  // Weights transformed here: runs of kc channels, a run's U' at uBuf[pos * uStride + c *
+  // rows + row].
+  const int64_t kc = winogradTransformChannels(m, MR, blockC);
+  const int64_t uStride = ceilDiv(kc * MR, 16) * 16;
 
   llvm::Type* floatTy = b.getFloatTy();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
@@ -95,6 +104,12 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   auto* mBuf = llvm::cast<llvm::AllocaInst>(kb.local(
       llvm::ArrayType::get(floatTy, uint64_t(mPanels * P * MR * slotsBuf + L)), "winograd.m"));
   mBuf->setAlignment(llvm::Align(64));
+  llvm::AllocaInst* uBuf = nullptr;
+  if (inKernel) {
+    uBuf = llvm::cast<llvm::AllocaInst>(
+        kb.local(llvm::ArrayType::get(floatTy, uint64_t(P * uStride)), "winograd.u"));
+    uBuf->setAlignment(llvm::Align(64));
+  }
   Accumulators acc = makeAccumulators(kb, {MR, NRV, L});
   FusedEpilogue epilogue(kb);
   const bool chain = !d.epilogue.chain.nodes.empty();
@@ -123,6 +138,26 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       }
     }
     return sum ? sum : zero;
+  };
+  // H x (x: 3 vectors), H's alpha rows: a pair of rows (e0, o, e2), (e0, -o, e2) shares its
+  // even part, e + o and e - o.
+  auto applyH = [&](const std::vector<llvm::Value*>& x) {
+    std::vector<llvm::Value*> y;
+    for (int64_t r = 0; r < A; ++r) {
+      const double* h = &wm.h[size_t(r * 3)];
+      const double* next = r + 1 < A ? &wm.h[size_t((r + 1) * 3)] : nullptr;
+      if (next && h[1] != 0 && next[0] == h[0] && next[1] == -h[1] && next[2] == h[2]) {
+        const double even[3] = {h[0], 0, h[2]}, odd[3] = {0, h[1], 0};
+        llvm::Value* e = combine(even, 1, x);
+        llvm::Value* o = combine(odd, 1, x);
+        y.push_back(b.CreateFAdd(e, o));
+        y.push_back(b.CreateFSub(e, o));
+        ++r;
+      } else {
+        y.push_back(combine(h, 1, x));
+      }
+    }
+    return y;
   };
   // The activation field on a vector (the plan excludes Sigmoid and Tanh).
   auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
@@ -226,6 +261,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                           std::vector<llvm::Value*> column;
                           for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
                           llvm::Value* value = combine(&wm.bt[i * A], 1, column);
+                          // V' = D V D beside the weights' U' (winograd_plan.h).
+                          const double scale = inKernel ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
+                          if (scale != 1) value = b.CreateFMul(value, splatF(scale));
                           llvm::Value* at = b.CreateAdd(
                               rowSlot, kb.index((i * A + j) * vPosition));
                           b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
@@ -319,65 +357,142 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             /*unroll=*/false);
       };
 
+      // U' = H g H^T of `panel`'s rows x the run of channels [cAbs, cAbs + count) into uBuf,
+      // from the run's taps ([tap][c][rows], winograd_plan.h): elementwise over vectors of
+      // (channel, row) pairs.
+      auto transformWeights = [&](llvm::Value* panel, int64_t panelRows, llvm::Value* cAbs,
+                                  int64_t count) {
+        const int64_t pairs = count * panelRows, vectors = pairs / L, tail = pairs % L;
+        llvm::Value* wBase = b.CreateAdd(b.CreateMul(panel, kb.index(MR * 9 * C)),
+                                         b.CreateMul(cAbs, kb.index(9 * panelRows)));
+        auto transformVector = [&](llvm::Value* j, llvm::Value* mask) {
+          std::vector<llvm::Value*> g;
+          for (int64_t t = 0; t < 9; ++t) {
+            llvm::Value* at = b.CreateAdd(wBase, b.CreateAdd(kb.index(t * pairs), j));
+            g.push_back(maskedLoad(vecTy, 1, at, mask));
+          }
+          std::vector<std::vector<llvm::Value*>> cols;  // cols[kw][r] = (H g)[r][kw]
+          for (int64_t kw = 0; kw < 3; ++kw) cols.push_back(applyH({g[kw], g[3 + kw], g[6 + kw]}));
+          for (int64_t r = 0; r < A; ++r) {
+            std::vector<llvm::Value*> u =
+                applyH({cols[0][size_t(r)], cols[1][size_t(r)], cols[2][size_t(r)]});
+            for (int64_t s2 = 0; s2 < A; ++s2) {
+              llvm::Value* at = b.CreateAdd(kb.index((r * A + s2) * uStride), j);
+              b.CreateAlignedStore(u[size_t(s2)], vecAt(uBuf, at), llvm::Align(4));
+            }
+          }
+        };
+        kb.forRange(
+            kb.index(0), kb.index(vectors),
+            [&](llvm::Value* v) { transformVector(b.CreateMul(v, kb.index(L)), nullptr); },
+            /*unroll=*/false);
+        if (tail > 0) transformVector(kb.index(vectors * L), columnMask(L, 0, 0, tail, L));
+      };
+
       // Channels [c0, c0 + count): V, then per panel of the group and position the products
       // (from zero if `first`, else from the M buffer), then the output if `last`.
       auto cBlock = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
         inputTransform(c0, count);
         auto panelWork = [&](llvm::Value* panel, int64_t panelRows) {
           llvm::Value* mp = oneCBlock ? kb.index(0) : b.CreateSub(panel, panelLo);
-          llvm::Value* uPanel = b.CreateMul(panel, kb.index(MR * P * C));
-          kb.forRange(
-              kb.index(0), kb.index(P),
-              [&](llvm::Value* pos) {
-                llvm::Value* mBase = b.CreateMul(b.CreateAdd(b.CreateMul(mp, kb.index(P)), pos),
-                                                 kb.index(MR * slotsBuf));
-                llvm::Value* uBase = b.CreateAdd(
-                    uPanel, b.CreateMul(b.CreateAdd(b.CreateMul(pos, kb.index(C)), c0),
-                                        kb.index(panelRows)));
-                llvm::Value* vBase = b.CreateMul(pos, kb.index(vPosition));
-                auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
-                  for (int64_t r = 0; r < panelRows; ++r) {
-                    for (int64_t v = 0; v < nv; ++v) {
-                      llvm::Value* value = zero;
-                      if (first != b.getTrue()) {
-                        llvm::Value* at = b.CreateAdd(
-                            mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
-                        llvm::Value* partial =
-                            b.CreateAlignedLoad(vecTy, vecAt(mBuf, at), llvm::Align(32));
-                        value = b.CreateSelect(first, zero, partial);
+          // The taps of the next run, which follow this one's (this panel's next channels,
+          // after the last run the next panel's first), a share of their cache lines per
+          // position: the transform's first touch would otherwise wait on memory with nothing
+          // to overlap (ResNet-18 layer4: 9.4 MB of taps per convolution).
+          auto prefetchNextRun = [&](llvm::Value* pos, llvm::Value* cAbs, int64_t kCount) {
+            llvm::Value* next = b.CreateAdd(
+                b.CreateMul(panel, kb.index(MR * 9 * C)),
+                b.CreateMul(b.CreateAdd(cAbs, kb.index(kCount)), kb.index(9 * panelRows)));
+            const int64_t lines = ceilDiv(9 * kc * panelRows, 16) + 1, perPos = ceilDiv(lines, P);
+            llvm::Value* line0 = b.CreateMul(pos, kb.index(perPos));
+            for (int64_t i = 0; i < perPos; ++i) {
+              llvm::Value* line = kb.minValue(b.CreateAdd(line0, kb.index(i)), kb.index(lines - 1));
+              llvm::Value* address =
+                  kb.elementAddress(1, b.CreateAdd(next, b.CreateMul(line, kb.index(16))));
+              b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                                {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+            }
+          };
+          // The products of channels [c0 + cl0, c0 + cl0 + kCount) into the M buffer (from
+          // zero if `from0`), U from the weights (stored transform) or from uBuf.
+          auto products = [&](llvm::Value* cl0, int64_t kCount, llvm::Value* from0) {
+            llvm::Value* uPanel = b.CreateMul(panel, kb.index(MR * P * C));
+            kb.forRange(
+                kb.index(0), kb.index(P),
+                [&](llvm::Value* pos) {
+                  llvm::Value* mBase = b.CreateMul(b.CreateAdd(b.CreateMul(mp, kb.index(P)), pos),
+                                                   kb.index(MR * slotsBuf));
+                  llvm::Value* uBase =
+                      inKernel
+                          ? b.CreateMul(pos, kb.index(uStride))
+                          : b.CreateAdd(uPanel,
+                                        b.CreateMul(b.CreateAdd(b.CreateMul(pos, kb.index(C)), c0),
+                                                    kb.index(panelRows)));
+                  llvm::Value* vBase = b.CreateAdd(b.CreateMul(pos, kb.index(vPosition)),
+                                                   b.CreateMul(cl0, kb.index(slotsBuf)));
+                  if (inKernel) prefetchNextRun(pos, b.CreateAdd(c0, cl0), kCount);
+                  auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
+                    for (int64_t r = 0; r < panelRows; ++r) {
+                      for (int64_t v = 0; v < nv; ++v) {
+                        llvm::Value* value = zero;
+                        if (from0 != b.getTrue()) {
+                          llvm::Value* at =
+                              b.CreateAdd(mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
+                          llvm::Value* partial =
+                              b.CreateAlignedLoad(vecTy, vecAt(mBuf, at), llvm::Align(32));
+                          value = b.CreateSelect(from0, zero, partial);
+                        }
+                        b.CreateStore(value, acc[size_t(r)][size_t(v)]);
                       }
-                      b.CreateStore(value, acc[size_t(r)][size_t(v)]);
                     }
-                  }
-                  LoadA loadA = [&](llvm::Value* k, int64_t r) {
-                    llvm::Value* at =
-                        b.CreateAdd(uBase, b.CreateAdd(b.CreateMul(k, kb.index(panelRows)),
-                                                       kb.index(r)));
-                    return kb.load(1, ElemType::F32, at);
-                  };
-                  LoadB loadB = [&](llvm::Value* k, int64_t v) {
-                    llvm::Value* at = b.CreateAdd(
-                        vBase, b.CreateAdd(b.CreateMul(k, kb.index(slotsBuf)),
-                                           b.CreateAdd(s0, kb.index(v * L))));
-                    return b.CreateAlignedLoad(vecTy, vecAt(vBuf, at), llvm::Align(32));
-                  };
-                  emitMicrokernel(kb, {panelRows, nv, L}, acc, count, 4, loadA, loadB);
-                  for (int64_t r = 0; r < panelRows; ++r) {
-                    for (int64_t v = 0; v < nv; ++v) {
+                    LoadA loadA = [&](llvm::Value* k, int64_t r) -> llvm::Value* {
+                      llvm::Value* at = b.CreateAdd(
+                          uBase, b.CreateAdd(b.CreateMul(k, kb.index(panelRows)), kb.index(r)));
+                      if (inKernel) return b.CreateLoad(floatTy, vecAt(uBuf, at));
+                      return kb.load(1, ElemType::F32, at);
+                    };
+                    LoadB loadB = [&](llvm::Value* k, int64_t v) {
                       llvm::Value* at =
-                          b.CreateAdd(mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
-                      b.CreateAlignedStore(b.CreateLoad(vecTy, acc[size_t(r)][size_t(v)]),
-                                           vecAt(mBuf, at), llvm::Align(32));
+                          b.CreateAdd(vBase, b.CreateAdd(b.CreateMul(k, kb.index(slotsBuf)),
+                                                         b.CreateAdd(s0, kb.index(v * L))));
+                      return b.CreateAlignedLoad(vecTy, vecAt(vBuf, at), llvm::Align(32));
+                    };
+                    emitMicrokernel(kb, {panelRows, nv, L}, acc, kCount, 4, loadA, loadB);
+                    for (int64_t r = 0; r < panelRows; ++r) {
+                      for (int64_t v = 0; v < nv; ++v) {
+                        llvm::Value* at =
+                            b.CreateAdd(mBase, b.CreateAdd(s0, kb.index(r * slotsBuf + v * L)));
+                        b.CreateAlignedStore(b.CreateLoad(vecTy, acc[size_t(r)][size_t(v)]),
+                                             vecAt(mBuf, at), llvm::Align(32));
+                      }
                     }
-                  }
-                };
-                kb.forRange(
-                    kb.index(0), kb.index(fullSlotTiles),
-                    [&](llvm::Value* st) { gemmTile(b.CreateMul(st, kb.index(NR)), NRV); },
-                    /*unroll=*/false);
-                if (tailSlots > 0) gemmTile(kb.index(fullSlotTiles * NR), ceilDiv(tailSlots, L));
-              },
-              /*unroll=*/false);
+                  };
+                  kb.forRange(
+                      kb.index(0), kb.index(fullSlotTiles),
+                      [&](llvm::Value* st) { gemmTile(b.CreateMul(st, kb.index(NR)), NRV); },
+                      /*unroll=*/false);
+                  if (tailSlots > 0) gemmTile(kb.index(fullSlotTiles * NR), ceilDiv(tailSlots, L));
+                },
+                /*unroll=*/false);
+          };
+          if (!inKernel) {
+            products(kb.index(0), count, first);
+          } else {
+            // Runs of kc channels (the last one shorter): U' of the run, then its products.
+            const int64_t runs = count / kc, lastRun = count % kc;
+            kb.forRange(
+                kb.index(0), kb.index(runs),
+                [&](llvm::Value* run) {
+                  llvm::Value* cl0 = b.CreateMul(run, kb.index(kc));
+                  transformWeights(panel, panelRows, b.CreateAdd(c0, cl0), kc);
+                  products(cl0, kc, b.CreateAnd(first, b.CreateICmpEQ(run, kb.index(0))));
+                },
+                /*unroll=*/false);
+            if (lastRun > 0) {
+              transformWeights(panel, panelRows, b.CreateAdd(c0, kb.index(runs * kc)), lastRun);
+              products(kb.index(runs * kc), lastRun, runs == 0 ? first : b.getFalse());
+            }
+          }
           if (last == b.getTrue()) {
             outputTransform(panel, panelRows, mp);
           } else {

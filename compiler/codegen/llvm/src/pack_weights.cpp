@@ -69,6 +69,18 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         grown = true;
         break;
       }
+      case ConvWeights::WinogradPanels: {
+        // The 3x3 taps in the panels the kernel transforms (same size).
+        WinogradPlan plan = winogradPlan(desc, unit);
+        const int64_t blockC = winogradBlocks(desc, plan.tile, plan.m).blockC;
+        std::vector<float> panels =
+            winogradPackTaps(values, oc, ws[1], plan.tile.mr, blockC,
+                             winogradTransformChannels(plan.m, plan.tile.mr, blockC));
+        std::memcpy(constant.bytes.data(), panels.data(), bytes);
+        desc.weightPanel = plan.tile.mr;
+        desc.winogradTile = plan.m;
+        break;
+      }
       case ConvWeights::Oihw:
         continue;  // not chosen yet
     }

@@ -20,6 +20,21 @@ constexpr int64_t kVFloats = 200000;
 // 256 KB, half of a Zen 3 core's L2: ResNet-18 layer1's 4-row blocks (576 KB) took 7.6% more
 // time than 2-row ones (1 thread, per-workgroup CPU time, interleaved).
 constexpr int64_t kL2VFloats = 65536;
+// Transformed weights of one panel and one run of input channels (WinogradPanels kernels):
+// 24 KB, within the L1 cache beside the products' V rows (runs of 2x and 4x that size were
+// no faster on ResNet-18's layers, 1 thread).
+constexpr int64_t kUFloats = 6144;
+// The kernel transforms the weights itself where the stored transform would be larger than
+// this (bytes). Measured on ResNet-18, 1 thread, thread CPU time by min, interleaved: the
+// in-kernel transform costs about 16 store-bound cycles per 8 (channel, row) pairs, a lot
+// beside products over only 16 tiles per pair on 14x14 and 7x7 maps, but reads 9 floats per
+// pair instead of 16 (F(2x2)) or 36 (F(4x4)). layer4 (stored 16.8 MB, read from memory on
+// every call) about even (2000-2100 against 1950-2050 us); layer3 (9.4 MB) 5-8% slower by
+// min, lower medians on the loaded machine; layer1/layer2 (0.6 / 2.4 MB, cache-resident)
+// 10% slower; SqueezeNet's expand3x3 (at most 2.4 MB) 2-10% slower. Above 4 MB the bytes
+// (and the memory bandwidth two threads share) are worth more: ResNet-18's artifact 97.4 ->
+// 54.1 MB.
+constexpr int64_t kInKernelFromBytes = int64_t(4) << 20;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -83,6 +98,8 @@ WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   // where F(4x4) would need several channel blocks (ResNet-18's 14x14 x 256).
   const int64_t oh = ys[2], ow = ys[3];
   plan.m = oh >= 12 && ow >= 12 && winogradBlocks(d, tile, 4).channelBlocks == 1 ? 4 : 2;
+  const int64_t storedBytes = plan.positions() * ws[0] * ws[1] * int64_t(sizeof(float));
+  plan.transformInKernel = storedBytes > kInKernelFromBytes;
   return plan;
 }
 
@@ -116,6 +133,13 @@ WinogradMatrices winogradMatrices(int64_t m) {
             0, 1, -1, 2, -2, 0,  //
             0, 1, 1,  4, 4,  0,  //
             0, 1, -1, 8, -8, 1};
+  }
+  // G = diag(d) H: d_r is row r's first nonzero entry.
+  for (int64_t r = 0; r < w.alpha; ++r) {
+    const double* row = &w.g[size_t(r * 3)];
+    const double lead = row[0] != 0 ? row[0] : row[1] != 0 ? row[1] : row[2];
+    w.d.push_back(lead);
+    for (int64_t k = 0; k < 3; ++k) w.h.push_back(row[k] / lead);
   }
   return w;
 }
@@ -156,6 +180,33 @@ std::vector<float> winogradTransformWeights(const std::vector<float>& weights, i
           panel[(pos * c + i) * rows + m] = u[size_t((pos * oc + first + m) * c + i)];
   }
   return packed;
+}
+
+std::vector<float> winogradPackTaps(const std::vector<float>& weights, int64_t oc, int64_t c,
+                                    int64_t mr, int64_t blockC, int64_t run) {
+  assert(int64_t(weights.size()) == oc * c * 9 && mr > 0 && blockC > 0 && run > 0);
+  std::vector<float> packed(weights.size());
+  for (int64_t first = 0; first < oc; first += mr) {
+    const int64_t rows = std::min(mr, oc - first);
+    float* panel = packed.data() + first * 9 * c;
+    for (int64_t block = 0; block < c; block += blockC) {
+      const int64_t blockEnd = std::min(c, block + blockC);
+      for (int64_t c0 = block; c0 < blockEnd; c0 += run) {
+        const int64_t n = std::min(run, blockEnd - c0);
+        float* runAt = panel + 9 * c0 * rows;
+        for (int64_t t = 0; t < 9; ++t)
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t r = 0; r < rows; ++r)
+              runAt[(t * n + i) * rows + r] = weights[size_t(((first + r) * c + c0 + i) * 9 + t)];
+      }
+    }
+  }
+  return packed;
+}
+
+int64_t winogradTransformChannels(int64_t m, int64_t mr, int64_t blockC) {
+  const int64_t perChannel = (m + 2) * (m + 2) * mr;
+  return std::min(blockC, std::max<int64_t>(4, kUFloats / perChannel / 4 * 4));
 }
 
 }  // namespace kiln::codegen

@@ -51,7 +51,8 @@ ConvGemmTile convGemmTile(const KernelDesc& desc, VectorUnit unit);
 // Which packed layout (and so which kernel) a convolution whose weights can be packed takes
 // on `unit`; Oihw if none of the packed kernels applies.
 // mayGrowConstants false (`kiln compile --optimize=size`): only layouts of the weights' own
-// size (no Winograd, whose transformed weights are 16/9 or 4 times the 3x3 weights).
+// size (Winograd transformed by the kernel, never at compile time: those weights are 16/9 or
+// 4 times the 3x3 weights).
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit,
                               bool mayGrowConstants = true);
 

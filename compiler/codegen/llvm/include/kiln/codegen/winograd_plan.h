@@ -16,6 +16,15 @@
 // p*mr*positions*C + (pos*C + c)*mr + m, so that the kernel streams them in order; the last
 // panel, if OC % mr = r != 0, holds its r rows the same way with r for mr. alpha^2 * OC * C
 // floats in all, more than the OIHW weights (16/9 or 4x): the constant grows when packed.
+//
+// Or the kernel transforms the weights itself (ConvWeights::WinogradPanels), per panel and
+// run of input channels (winogradTransformChannels; the channel blocks of winogradBlocks in
+// runs, the last of a block shorter) into a stack buffer, from the 3x3 taps packed as
+// [panel][run][tap][c][rows] (tap = kh * 3 + kw; same size as OIHW): per tap, the (c, row)
+// pairs of the run are consecutive floats, so the transform is elementwise over whole vectors
+// of them, and a panel's runs are one stream. It uses G = D H with D diagonal (G's rows scaled to a
+// leading 1) and H of small integers only, U' = H g H^T, and moves D to the inputs' side, V' = D
+// (B^T d B) D: U' .* V' = U .* V at every position, and U' costs a few adds per vector of pairs.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +37,10 @@ namespace kiln::codegen {
 struct WinogradPlan {
   int64_t m = 0;      // output tile size (2 or 4); 0: the Winograd kernel does not apply
   ConvGemmTile tile;  // the GEMM register tile of the per-position products
+  // Whether the kernel transforms the weights itself (WinogradPanels) rather than reading
+  // them transformed at compile time (Winograd): where the stored transform would be large
+  // (winograd_plan.cpp has the measurements).
+  bool transformInKernel = false;
   bool applies() const { return m > 0; }
   int64_t alpha() const { return m + 2; }
   int64_t positions() const { return alpha() * alpha(); }
@@ -55,15 +68,31 @@ inline bool winogradApplies(const KernelDesc& desc, VectorUnit unit) {
 }
 
 // The transform matrices of F(m x m, 3 x 3), row-major: B^T (alpha x alpha), G (alpha x 3),
-// A^T (m x alpha).
+// A^T (m x alpha); G = diag(d) H with H's rows led by 1 (or 0, 0, 1): H (alpha x 3), d
+// (alpha).
 struct WinogradMatrices {
   int64_t m = 0, alpha = 0;
   std::vector<double> bt, g, at;
+  std::vector<double> h, d;
 };
 WinogradMatrices winogradMatrices(int64_t m);
 
 // OIHW 3x3 weights (oc x c x 3 x 3) transformed to U panels (see above), computed in double.
 std::vector<float> winogradTransformWeights(const std::vector<float>& weights, int64_t oc,
                                             int64_t c, int64_t m, int64_t mr);
+
+// OIHW 3x3 weights (oc x c x 3 x 3) in the panels the kernel transforms itself (see above),
+// the channels in blocks of blockC and those in runs of `run`: panel p of rows = min(mr, oc -
+// p * mr) output channels at p * mr * 9 * c, the run of n channels from channel c0 at
+// 9 * c0 * rows within it, tap t of its channel c0 + i and row r at (t * n + i) * rows + r.
+// Same size as the weights.
+std::vector<float> winogradPackTaps(const std::vector<float>& weights, int64_t oc, int64_t c,
+                                    int64_t mr, int64_t blockC, int64_t run);
+
+// Input channels per weight transform of the kernel (WinogradPanels) in channel blocks of
+// blockC: the transformed weights of one panel of `mr` rows and that many channels,
+// positions x channels x mr floats, stay within the L1 cache; a multiple of 4 (whole
+// vectors of 8 with mr = 6), at most blockC.
+int64_t winogradTransformChannels(int64_t m, int64_t mr, int64_t blockC);
 
 }  // namespace kiln::codegen
