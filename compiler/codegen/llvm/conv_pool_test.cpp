@@ -213,6 +213,9 @@ TEST(ConvPool, UnpooledStems) {
   // One channel, stride 1, two images, no bias; 4 channels, 5x5 stride 3.
   checkDirect({2, 1, 9, 33, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, Activation::Relu});
   checkDirect({1, 4, 26, 80, 13, 5, 5, {3, 3}, {1, 1}, {2, 2, 2, 2}, true, Activation::None});
+  // The e2e two_branch model's 3x3 pad 1 3 -> 16 at 32x32 (no tail tile); a 1x1 stride 2.
+  checkDirect({1, 3, 32, 32, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+  checkDirect({1, 3, 64, 64, 8, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
 }
 
 TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
@@ -223,6 +226,8 @@ TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
   EXPECT_FALSE(convStemDirect(stem, {}));  // no vector unit
   KernelDesc wide = testing::describeConv({1, 8, 56, 56, 32, 3, 3, {1, 1}}, "wide");
   EXPECT_FALSE(convStemDirect(wide, avx2));  // more than 4 channels: the GEMM kernel
+  KernelDesc pointwise = testing::describeConv({1, 3, 32, 32, 8, 1, 1}, "pointwise");
+  EXPECT_FALSE(convStemDirect(pointwise, avx2));  // read in place by the GEMM kernel
   KernelDesc narrow = testing::describeConv({1, 3, 20, 20, 32, 3, 3, {2, 2}}, "narrow");
   EXPECT_FALSE(convStemDirect(narrow, avx2));  // rows narrower than a tile
   KernelDesc residual = testing::describeConv(

@@ -48,6 +48,11 @@ bool convStemDirect(const KernelDesc& d, VectorUnit unit) {
   const ConvGemmTile tile = convGemmTile(d, unit);
   if (!tile.applies() || d.inputs[1].shape[1] > kMaxStemChannels) return false;
   if (d.output.shape[3] < tile.nr()) return false;  // row tiles: at least one full tile
+  // Pointwise convolutions read in place by the GEMM kernel need no packing.
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  if (ws[2] == 1 && ws[3] == 1 && d.strides == std::array<int64_t, 2>{1, 1} &&
+      d.pads == std::array<int64_t, 4>{0, 0, 0, 0})
+    return false;
   for (const ExprNode& node : d.epilogue.chain.nodes)
     if (node.op == ExprOp::Input) return false;  // the chain is applied with no row
   return convPoolPlanes(pooledView(d), tile);

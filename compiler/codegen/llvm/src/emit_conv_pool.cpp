@@ -47,7 +47,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   const bool vector = convPoolVectorised(d, unit);
   assert(!direct || vector);
   assert(vector || d.weightLayout == ConvWeights::Oihw);
-  ConvGemmTile tile = vector ? convGemmTile(d, unit) : ConvGemmTile{};
+  // The tile the weights were packed for: the convolution's own (kb.desc(), not the view).
+  ConvGemmTile tile = vector ? convGemmTile(kb.desc(), unit) : ConvGemmTile{};
   assert(d.weightLayout == ConvWeights::Oihw ||
          (d.weightLayout == ConvWeights::GemmPanels && d.weightPanel == tile.mr));
   llvm::IRBuilder<>& b = kb.b();
