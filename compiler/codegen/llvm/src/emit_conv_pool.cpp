@@ -24,6 +24,7 @@
 
 #include "emit_gemm_microkernel.h"
 #include "emit_im2col.h"
+#include "emit_input_planes.h"
 #include "emitters.h"
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
@@ -165,85 +166,6 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     }
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
     const int64_t bufLeft = plan.rowLeft;
-    // The planes of convolution row r: per channel and kernel row, vector block j of every
-    // plane from sw * lanes consecutive input columns (plain loads inside the row, masked at
-    // its ends: the masks are constants, the columns being static), split by phase; a row
-    // outside the image gives zeros.
-    auto buildPlanes = [&](llvm::Value* r) {
-      llvm::Value* top = b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop));
-      llvm::Value* zero = llvm::ConstantFP::get(vecTy, 0.0);
-      kb.forRange(
-          kb.index(0), kb.index(C * KH),
-          [&](llvm::Value* ck) {
-            llvm::Value* c = b.CreateUDiv(ck, kb.index(KH));
-            llvm::Value* kh = b.CreateURem(ck, kb.index(KH));
-            llvm::Value* ih = b.CreateAdd(top, kh);
-            llvm::Value* base = b.CreateMul(ck, kb.index(sw * planeLen));
-            llvm::Value* inside = b.CreateICmpULT(ih, kb.index(H));
-            llvm::Value* row = b.CreateAdd(
-                xImage, b.CreateAdd(b.CreateMul(c, kb.index(H * W)), b.CreateMul(ih, kb.index(W))));
-            auto store = [&](llvm::Value* value, int64_t phase, int64_t j) {
-              llvm::Value* slot = b.CreateAdd(base, kb.index(phase * planeLen + j * L));
-              b.CreateAlignedStore(value, at(planeBuf, slot), llvm::Align(32));
-            };
-            kb.ifThen(inside, [&] {
-              for (int64_t j = 0; j < planeLen / L; ++j) {
-                std::vector<llvm::Value*> parts;
-                for (int64_t q = 0; q < sw; ++q) {
-                  const int64_t first = (j * sw + q) * L - padLeft;
-                  std::vector<llvm::Constant*> on;
-                  int64_t count = 0;
-                  for (int64_t l = 0; l < L; ++l) {
-                    const bool in = first + l >= 0 && first + l < W;
-                    on.push_back(b.getInt1(in));
-                    count += in;
-                  }
-                  if (count == 0) {
-                    parts.push_back(zero);
-                    continue;
-                  }
-                  llvm::Value* address = kb.elementAddress(0, b.CreateAdd(row, kb.index(first)));
-                  if (count == L) {
-                    parts.push_back(b.CreateAlignedLoad(vecTy, address, llvm::Align(4)));
-                  } else {
-                    parts.push_back(b.CreateMaskedLoad(vecTy, address, llvm::Align(4),
-                                                       llvm::ConstantVector::get(on), zero));
-                  }
-                }
-                // The parts concatenated; phase p is every sw-th lane from lane p.
-                llvm::Value* all = parts[0];
-                if (sw > 1) {
-                  while (parts.size() > 1) {
-                    if (parts.size() % 2) parts.push_back(zero);
-                    const unsigned n =
-                        llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
-                    std::vector<int> both;
-                    for (unsigned i = 0; i < 2 * n; ++i) both.push_back(int(i));
-                    std::vector<llvm::Value*> joined;
-                    for (size_t i = 0; i < parts.size(); i += 2)
-                      joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
-                    parts = joined;
-                  }
-                  all = parts[0];
-                }
-                for (int64_t p = 0; p < sw; ++p) {
-                  if (sw == 1) {
-                    store(all, 0, j);
-                    continue;
-                  }
-                  std::vector<int> pick;
-                  for (int64_t l = 0; l < L; ++l) pick.push_back(int(l * sw + p));
-                  store(b.CreateShuffleVector(all, pick), p, j);
-                }
-              }
-            });
-            kb.ifThen(b.CreateNot(inside), [&] {
-              for (int64_t p = 0; p < sw; ++p)
-                for (int64_t j = 0; j < planeLen / L; ++j) store(zero, p, j);
-            });
-          },
-          /*unroll=*/false);
-    };
     auto convRowVector = [&](llvm::Value* r, llvm::Value* slot) {
       llvm::Value* rowPixel = b.CreateMul(r, kb.index(OW));
       llvm::Value* panelLo = b.CreateUDiv(ocStart, kb.index(MR));
@@ -368,7 +290,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
                     [&] { panelRow(kb.index(fullPanels), remRows); });
       };
       if (planes) {
-        buildPlanes(r);
+        emitInputPlanes(kb, {C, H, W, KH, sw, padLeft, planeLen}, planeBuf, xImage,
+                        b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop)));
         block(kb.index(0), C, b.getTrue(), b.getTrue());
       } else if (fullBlocks == 1 && lastC == 0) {
         block(kb.index(0), evenC, b.getTrue(), b.getTrue());

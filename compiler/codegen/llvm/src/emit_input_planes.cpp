@@ -1,0 +1,92 @@
+// The few-channel convolutions' input planes (see emit_input_planes.h).
+#include "emit_input_planes.h"
+
+#include <llvm/IR/Constants.h>
+
+#include <vector>
+
+#include "kernel_builder.h"
+
+namespace kiln::codegen::detail {
+
+void emitInputPlanes(KernelBuilder& kb, const PlaneShape& s, llvm::Value* planes,
+                     llvm::Value* xImage, llvm::Value* top) {
+  llvm::IRBuilder<>& b = kb.b();
+  const int64_t L = kb.target().vectorLanes;
+  llvm::Type* floatTy = b.getFloatTy();
+  auto* vecTy = llvm::FixedVectorType::get(floatTy, unsigned(L));
+  llvm::Value* zero = llvm::ConstantFP::get(vecTy, 0.0);
+  kb.forRange(
+      kb.index(0), kb.index(s.c * s.kh),
+      [&](llvm::Value* ck) {
+        llvm::Value* c = b.CreateUDiv(ck, kb.index(s.kh));
+        llvm::Value* kh = b.CreateURem(ck, kb.index(s.kh));
+        llvm::Value* ih = b.CreateAdd(top, kh);
+        llvm::Value* base = b.CreateMul(ck, kb.index(s.sw * s.length));
+        llvm::Value* inside = b.CreateICmpULT(ih, kb.index(s.h));
+        llvm::Value* row = b.CreateAdd(xImage, b.CreateAdd(b.CreateMul(c, kb.index(s.h * s.w)),
+                                                           b.CreateMul(ih, kb.index(s.w))));
+        auto store = [&](llvm::Value* value, int64_t phase, int64_t j) {
+          llvm::Value* slot = b.CreateAdd(base, kb.index(phase * s.length + j * L));
+          b.CreateAlignedStore(value, b.CreateGEP(floatTy, planes, slot), llvm::Align(32));
+        };
+        kb.ifThen(inside, [&] {
+          for (int64_t j = 0; j < s.length / L; ++j) {
+            std::vector<llvm::Value*> parts;
+            for (int64_t q = 0; q < s.sw; ++q) {
+              const int64_t first = (j * s.sw + q) * L - s.padLeft;
+              std::vector<llvm::Constant*> on;
+              int64_t count = 0;
+              for (int64_t l = 0; l < L; ++l) {
+                const bool in = first + l >= 0 && first + l < s.w;
+                on.push_back(b.getInt1(in));
+                count += in;
+              }
+              if (count == 0) {
+                parts.push_back(zero);
+                continue;
+              }
+              llvm::Value* address = kb.elementAddress(0, b.CreateAdd(row, kb.index(first)));
+              if (count == L) {
+                parts.push_back(b.CreateAlignedLoad(vecTy, address, llvm::Align(4)));
+              } else {
+                parts.push_back(b.CreateMaskedLoad(vecTy, address, llvm::Align(4),
+                                                   llvm::ConstantVector::get(on), zero));
+              }
+            }
+            // The parts concatenated; phase p is every sw-th lane from lane p.
+            llvm::Value* all = parts[0];
+            if (s.sw > 1) {
+              while (parts.size() > 1) {
+                if (parts.size() % 2) parts.push_back(zero);
+                const unsigned n =
+                    llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
+                std::vector<int> both;
+                for (unsigned i = 0; i < 2 * n; ++i) both.push_back(int(i));
+                std::vector<llvm::Value*> joined;
+                for (size_t i = 0; i < parts.size(); i += 2)
+                  joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
+                parts = joined;
+              }
+              all = parts[0];
+            }
+            for (int64_t p = 0; p < s.sw; ++p) {
+              if (s.sw == 1) {
+                store(all, 0, j);
+                continue;
+              }
+              std::vector<int> pick;
+              for (int64_t l = 0; l < L; ++l) pick.push_back(int(l * s.sw + p));
+              store(b.CreateShuffleVector(all, pick), p, j);
+            }
+          }
+        });
+        kb.ifThen(b.CreateNot(inside), [&] {
+          for (int64_t p = 0; p < s.sw; ++p)
+            for (int64_t j = 0; j < s.length / L; ++j) store(zero, p, j);
+        });
+      },
+      /*unroll=*/false);
+}
+
+}  // namespace kiln::codegen::detail
