@@ -5,8 +5,9 @@
 //     group, into a ring of KH_pool row buffers on the stack: on vector targets by the GEMM
 //     microkernel (emit_gemm_microkernel.h), MR output channels x NR pixels a tile, weights
 //     packed in GemmPanels (or OIHW). Few-channel convolutions (the stems: C * KH input rows
-//     split into stride-phase planes fit L1) read B straight from those planes, built once
-//     per convolution row, the taps of a few kernel rows unrolled per K step; others from
+//     split into stride-phase planes fit L1) read B straight from those planes
+//     (emit_input_planes.h), built once per convolution row, the taps of a few kernel
+//     rows unrolled per K step; others from
 //     im2col row tiles (emit_im2col.h) in K blocks of whole channels with the partial sums
 //     in the buffer. Targets without vector registers take plain loops. The activation and
 //     the fused chain apply before the store. The buffers hold -inf left and right of the
