@@ -264,15 +264,16 @@ TEST(ConvWinograd, TapPanelOrder) {
 }
 
 TEST(ConvWinograd, TransformedInKernelRuns) {
-  // Channels in runs of winogradTransformChannels (F(4x4) 28, F(2x2) 64 with 6-row panels):
+  // Channels in runs of winogradTransformChannels (F(4x4) 56, F(2x2) 128 with 6-row panels):
   // fewer channels than a run, exact runs, runs and a shorter last one, with OC % 6 != 0 and
   // several row blocks; on AVX2 and SSE.
-  ASSERT_EQ(winogradTransformChannels(4, 6, 512), 28);
-  ASSERT_EQ(winogradTransformChannels(2, 6, 512), 64);
+  ASSERT_EQ(winogradTransformChannels(4, 6, 512), 56);
+  ASSERT_EQ(winogradTransformChannels(2, 6, 512), 128);
   ASSERT_EQ(winogradTransformChannels(2, 6, 40), 40);
   for (const char* target : {"host", "x86_64"}) {
     for (int64_t m : {2, 4}) {
       check({1, 100, 14, 14, 20}, m, ConvWeights::WinogradPanels, target);
+      check({1, 260, 7, 7, 16}, m, ConvWeights::WinogradPanels, target);
       check({1, 56, 9, 11, 19, {0, 1, 2, 0}}, m, ConvWeights::WinogradPanels, target);
       check({2, 64, 30, 28, 16, {1, 1, 1, 1}, true, Activation::Relu}, m,
             ConvWeights::WinogradPanels, target);

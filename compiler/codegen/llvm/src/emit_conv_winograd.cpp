@@ -15,8 +15,8 @@
 //    the products of one panel of output channels go to the M buffer (with several channel
 //    blocks, those of every panel of the item, as partial sums between the blocks);
 //  - weights transformed here (WinogradPanels): per panel, runs of winogradTransformChannels
-//    channels at a time, U' = H g H^T of the run's taps into a stack buffer that stays in
-//    L1 (vectors of consecutive (channel, row) pairs: a few adds each), then that run's
+//    channels at a time, U' = H g H^T of the run's taps into a stack buffer of 48 KB at
+//    most (vectors of consecutive (channel, row) pairs: a few adds each), then that run's
 //    products (partial sums in the M buffer); V carries the factors d_i d_j instead;
 //  - output transform Y = A^T M A per vector of tiles, plus the bias; each output row's m
 //    vectors are interleaved into m * L consecutive pixels, then the activation and the fused

@@ -21,16 +21,17 @@ constexpr int64_t kVFloats = 200000;
 // time than 2-row ones (1 thread, per-workgroup CPU time, interleaved).
 constexpr int64_t kL2VFloats = 65536;
 // Transformed weights of one panel and one run of input channels (WinogradPanels kernels):
-// 24 KB, within the L1 cache beside the products' V rows (runs of 2x and 4x that size were
-// no faster on ResNet-18's layers, 1 thread).
-constexpr int64_t kUFloats = 6144;
+// 48 KB (L1 and L2). ResNet-18 layer3 (1 thread, thread CPU time by min, interleaved):
+// 1430-1450 us with 48 KB runs, 1466-1500 with 24 KB, 1584-1675 with 12 KB (the products'
+// partial sums go through memory once per run); layer4 within the noise of each other.
+constexpr int64_t kUFloats = 12288;
 // The kernel transforms the weights itself where the stored transform would be larger than
 // this (bytes). Measured on ResNet-18, 1 thread, thread CPU time by min, interleaved: the
 // in-kernel transform costs about 16 store-bound cycles per 8 (channel, row) pairs, a lot
 // beside products over only 16 tiles per pair on 14x14 and 7x7 maps, but reads 9 floats per
 // pair instead of 16 (F(2x2)) or 36 (F(4x4)). layer4 (stored 16.8 MB, read from memory on
-// every call) about even (2000-2100 against 1950-2050 us); layer3 (9.4 MB) 5-8% slower by
-// min, lower medians on the loaded machine; layer1/layer2 (0.6 / 2.4 MB, cache-resident)
+// every call) about even (2070-2150 against 2050-2150 us); layer3 (9.4 MB) 0-5% slower
+// by min (1430-1500 against 1420-1470 us); layer1/layer2 (0.6 / 2.4 MB, cache-resident)
 // 10% slower; SqueezeNet's expand3x3 (at most 2.4 MB) 2-10% slower. Above 4 MB the bytes
 // (and the memory bandwidth two threads share) are worth more: ResNet-18's artifact 97.4 ->
 // 54.1 MB.

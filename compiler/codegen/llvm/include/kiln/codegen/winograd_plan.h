@@ -91,8 +91,8 @@ std::vector<float> winogradPackTaps(const std::vector<float>& weights, int64_t o
 
 // Input channels per weight transform of the kernel (WinogradPanels) in channel blocks of
 // blockC: the transformed weights of one panel of `mr` rows and that many channels,
-// positions x channels x mr floats, stay within the L1 cache; a multiple of 4 (whole
-// vectors of 8 with mr = 6), at most blockC.
+// positions x channels x mr floats, stay within 48 KB; a multiple of 4 (whole vectors of 8
+// with mr = 6), at most blockC.
 int64_t winogradTransformChannels(int64_t m, int64_t mr, int64_t blockC);
 
 }  // namespace kiln::codegen
