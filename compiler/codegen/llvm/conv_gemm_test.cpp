@@ -22,11 +22,17 @@ using testing::runKernel;
 using testing::f32;
 using Case = testing::ConvCase;
 
-VectorUnit hostUnit() { return vectorUnitOf(testing::hostTarget()); }
+TargetConfig targetNamed(const std::string& name) {
+  if (name == "host") return testing::hostTarget();
+  TargetRequest request;
+  request.name = name;
+  return resolveTarget(request);
+}
 
-void check(const Case& t, bool pack = true) {
+// `target`: a friendly target the test machine runs ("host": AVX2 here; "x86_64": SSE).
+void check(const Case& t, bool pack = true, const std::string& target = "host") {
   KernelDesc d = testing::describeConv(t, "conv_gemm");
-  ConvGemmTile tile = convGemmTile(d, hostUnit());
+  ConvGemmTile tile = convGemmTile(d, vectorUnitOf(targetNamed(target)));
   ASSERT_TRUE(tile.applies()) << "the GEMM kernel should take this convolution";
   const int64_t k = t.c * t.kh * t.kw;
   testing::ConvOperands in = testing::randomConvOperands(t);
@@ -39,7 +45,7 @@ void check(const Case& t, bool pack = true) {
   if (t.bias) inputs.push_back(in.b);
   if (t.residual) inputs.push_back(in.r);
   std::vector<float> want = testing::referenceConv(t, in, d.output.shape);
-  std::vector<float> got = runKernel(d, inputs, {1, 2, 5});
+  std::vector<float> got = runKernel(d, inputs, {1, 2, 5}, target);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
@@ -85,12 +91,64 @@ TEST(ConvGemm, TileFollowsTheVectorUnit) {
 TEST(ConvGemm, Pointwise) {
   check({1, 16, 7, 9, 13, 1, 1});          // direct B, 63 pixels (tail), OC % 6 = 1
   check({2, 40, 14, 14, 32, 1, 1});        // two images
-  check({1, 300, 4, 4, 12, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
-  check({2, 160, 5, 5, 13, 1, 1});         // 1x1, C > kMaxDirectK: B packed in K blocks
+  check({1, 300, 4, 4, 70, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
+  check({2, 160, 5, 5, 65, 1, 1});         // C > kMaxDirectK, OC > kFewOC: packed K blocks
+  check({1, 520, 5, 7, 13, 1, 1});         // C > kMaxFewOCK: packed K blocks
   check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
   // 8 or 16 output channels, read in place: AVX2 tiles of 4 rows x 24 pixels.
   check({1, 32, 11, 13, 16, 1, 1});  // 143 pixels: 5 tiles and a 23-pixel tail
   check({2, 12, 7, 9, 8, 1, 1}, false);
+}
+
+// Up to kMaxFewOCK channels into at most kFewOC: B read in place, tile by tile over every
+// panel, the next tile's rows prefetched (the last full tile's prefetch stays in the map).
+TEST(ConvGemm, PointwiseFewOutputChannels) {
+  check({1, 300, 4, 4, 12, 1, 1}, false);  // one full tile, unpacked A
+  check({2, 160, 5, 5, 13, 1, 1});         // 25 pixels: a 9-pixel tail, OC % 6 = 1
+  check({1, 256, 13, 13, 48, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  check({1, 512, 9, 11, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+  check({1, 144, 7, 7, 32, 1, 1});  // 49 = 3 x 16 + 1: the tail over panel pairs
+  check({2, 129, 6, 5, 7, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::Clip});
+}
+
+// SSE's 4-lane tiles (6 x 8) on the same paths: read in place, packed, im2col.
+TEST(ConvGemm, SseTiles) {
+  check({1, 200, 9, 7, 20, 1, 1}, true, "x86_64");  // in place, 63 pixels
+  check({1, 24, 5, 5, 9, 1, 1}, false, "x86_64");   // 25 = 3 x 8 + 1
+  check({1, 150, 6, 6, 70, 1, 1}, true, "x86_64");  // packed K blocks
+  check({1, 8, 11, 13, 10, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu}, true,
+        "x86_64");
+}
+
+// Compile-only: AVX-512 and NEON tiles of the in-place 1x1 kernel become vector
+// multiply-adds, with the prefetches of the next tile.
+TEST(ConvGemm, WideAndNeonTiles) {
+  struct Target {
+    const char* name;
+    const char* multiplyAdd;
+    const char* registers;
+    const char* prefetch;
+  };
+  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm", "prefetcht0"},
+                          Target{"aarch64", "fmla", ".4s", "prfm"}}) {
+    TargetConfig target = targetNamed(t.name);
+    KernelDesc d = testing::describeConv({1, 256, 13, 13, 48, 1, 1}, "conv_gemm");
+    ConvGemmTile tile = convGemmTile(d, vectorUnitOf(target));
+    ASSERT_TRUE(tile.applies()) << t.name;
+    d.weightLayout = ConvWeights::GemmPanels;
+    d.weightPanel = tile.mr;
+    CodegenResult result = generateKernels({d}, target);
+    std::string path = testing::writeTempFile(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    int vectorMultiplyAdds = 0;
+    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
+         at = text.find(t.multiplyAdd, at + 1)) {
+      std::string line = text.substr(at, text.find('\n', at) - at);
+      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
+    }
+    EXPECT_GE(vectorMultiplyAdds, tile.mr * tile.nrVectors) << t.name;
+    EXPECT_NE(text.find(t.prefetch), std::string::npos) << t.name;
+  }
 }
 
 TEST(ConvGemm, ThreeByThree) {
