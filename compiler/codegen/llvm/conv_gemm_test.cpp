@@ -94,6 +94,8 @@ TEST(ConvGemm, Pointwise) {
   check({1, 300, 4, 4, 70, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
   check({2, 160, 5, 5, 65, 1, 1});         // C > kMaxDirectK, OC > kFewOC: packed K blocks
   check({1, 520, 5, 7, 13, 1, 1});         // C > kMaxFewOCK: packed K blocks
+  // K = 1100: four blocks of 275 channels, the partial sums through the output.
+  check({1, 1100, 3, 7, 70, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
   check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
   // 8 or 16 output channels, read in place: AVX2 tiles of 4 rows x 24 pixels.
   check({1, 32, 11, 13, 16, 1, 1});  // 143 pixels: 5 tiles and a 23-pixel tail
