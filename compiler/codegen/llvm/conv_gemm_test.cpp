@@ -93,7 +93,7 @@ TEST(ConvGemm, Pointwise) {
   check({2, 40, 14, 14, 32, 1, 1});        // two images
   check({1, 300, 4, 4, 70, 1, 1}, false);  // 1x1 with many channels: packed B, unpacked A
   check({2, 160, 5, 5, 65, 1, 1});         // C > kMaxDirectK, OC > kFewOC: packed K blocks
-  check({1, 520, 5, 7, 13, 1, 1});         // C > kMaxFewOCK: packed K blocks
+  check({1, 520, 5, 7, 13, 1, 1});         // C > kMaxFewOCK: packed, K blocks of 260
   // K = 1100: four blocks of 275 channels, the partial sums through the output.
   check({1, 1100, 3, 7, 70, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
   check({1, 8, 10, 10, 8, 1, 1, {2, 2}});  // stride 2: im2col panel
@@ -102,13 +102,15 @@ TEST(ConvGemm, Pointwise) {
   check({2, 12, 7, 9, 8, 1, 1}, false);
 }
 
-// Up to kMaxFewOCK channels into at most kFewOC: B read in place, tile by tile over every
+// Up to kMaxFewOCK (256) channels into at most kFewOC (64): B read in place, tile by tile over every
 // panel, the next tile's rows prefetched (the last full tile's prefetch stays in the map).
 TEST(ConvGemm, PointwiseFewOutputChannels) {
-  check({1, 300, 4, 4, 12, 1, 1}, false);  // one full tile, unpacked A
+  check({1, 200, 4, 4, 12, 1, 1}, false);  // one full tile, unpacked A
   check({2, 160, 5, 5, 13, 1, 1});         // 25 pixels: a 9-pixel tail, OC % 6 = 1
   check({1, 256, 13, 13, 48, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
-  check({1, 512, 9, 11, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+  check({1, 256, 9, 11, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+  // 384 channels: packed again (a tile's rows would not fit L1), one 384-row K block.
+  check({1, 384, 7, 9, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
   check({1, 144, 7, 7, 32, 1, 1});  // 49 = 3 x 16 + 1: the tail over panel pairs
   check({2, 129, 6, 5, 7, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::Clip});
 }
@@ -134,7 +136,7 @@ TEST(ConvGemm, WideAndNeonTiles) {
   for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm", "prefetcht0"},
                           Target{"aarch64", "fmla", ".4s", "prfm"}}) {
     TargetConfig target = targetNamed(t.name);
-    KernelDesc d = testing::describeConv({1, 256, 13, 13, 48, 1, 1}, "conv_gemm");
+    KernelDesc d = testing::describeConv({1, 256, 13, 13, 48, 1, 1}, "conv_gemm");  // in place
     ConvGemmTile tile = convGemmTile(d, vectorUnitOf(target));
     ASSERT_TRUE(tile.applies()) << t.name;
     d.weightLayout = ConvWeights::GemmPanels;

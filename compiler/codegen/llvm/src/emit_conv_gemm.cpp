@@ -39,7 +39,7 @@ constexpr int64_t kMaxBlockK1x1 = 512;   // ... for packed 1x1 tiles (see blockK
 constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
 constexpr int64_t kMaxDirectK = 128;     // 1x1 convs read B in place up to this many channels
 constexpr int64_t kFewOC = 64;           // ... or up to kMaxFewOCK into at most this many
-constexpr int64_t kMaxFewOCK = 512;
+constexpr int64_t kMaxFewOCK = 256;
 constexpr int64_t kMinItems = 8;         // OC panels are split into groups until this many items
 
 }  // namespace
@@ -72,8 +72,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // cache lines, stay in L1 or L2 across the panels), the next tile's rows prefetched: up to
   // kMaxDirectK channels, or up to kMaxFewOCK into at most kFewOC output channels, where few
   // panels share a packed tile and its packing costs more than it saves (SqueezeNet's
-  // squeeze convolutions 256..512 -> 32..64: 9-16% less time by min, 1 thread). Larger
-  // convolutions are packed in K blocks like any other.
+  // features.7 squeeze 256 -> 32 at 27x27: 187-198 -> 165-171 us by min, 1 thread). A tile's
+  // rows (up to two cache lines each) then still fit L1; with 384 or 512 channels they do not
+  // and the panels re-read them from L2 (SqueezeNet's 13x13 squeezes 384/512 -> 64: medians
+  // 5-15% worse in place than packed). Larger convolutions are packed in K blocks.
   const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 &&
                       OH == H && OW == W && (C <= kMaxDirectK || (OC <= kFewOC && C <= kMaxFewOCK));
   // Flattened tiles waste no lanes at row ends and read contiguously when stride 1 keeps the
