@@ -175,12 +175,7 @@ TEST(ConvExpandDepthwise, FourLaneVectors) {
 
 TEST(ConvExpandDepthwise, WideAndNeonVectors) {
   // Compile-only: AVX-512 (32-pixel tiles, 16-lane planes) and NEON (4 vectors a tile).
-  struct Target {
-    const char* name;
-    const char* multiplyAdd;
-    const char* registers;
-  };
-  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+  for (const testing::WideTarget& t : testing::wideTargets()) {
     TargetRequest request;
     request.name = t.name;
     TargetConfig target = resolveTarget(request);
@@ -191,14 +186,8 @@ TEST(ConvExpandDepthwise, WideAndNeonVectors) {
       d.weightLayout = ConvWeights::GemmPanels;
       d.weightPanel = tile.mr;
       CodegenResult result = generateKernels({d}, target);
-      std::string path = testing::writeTempFile(result.bytes, ".so");
-      std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
-      int vectorMultiplyAdds = 0;
-      for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
-           at = text.find(t.multiplyAdd, at + 1)) {
-        std::string line = text.substr(at, text.find('\n', at) - at);
-        vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
-      }
+      std::string text = testing::disassemble(result);
+      int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
       // The microkernel's tile and the depthwise window's taps.
       EXPECT_GE(vectorMultiplyAdds, tile.mr * tile.nrVectors + 9) << t.name << " stride " << stride;
     }

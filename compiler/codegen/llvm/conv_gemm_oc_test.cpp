@@ -109,12 +109,7 @@ TEST(ConvGemmOc, WideAndNeonTiles) {
   // Compile-only: on AVX-512 (32-channel panels, 12-pixel tiles, 16-lane transposes) and NEON
   // (16 channels as 4 vectors, 6-pixel tiles transposed in chunks of 4) the tiles become
   // vector multiply-adds.
-  struct Target {
-    const char* name;
-    const char* multiplyAdd;
-    const char* registers;
-  };
-  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+  for (const testing::WideTarget& t : testing::wideTargets()) {
     TargetRequest request;
     request.name = t.name;
     TargetConfig target = resolveTarget(request);
@@ -125,14 +120,8 @@ TEST(ConvGemmOc, WideAndNeonTiles) {
     d.weightLayout = ConvWeights::OcVectorPanels;
     d.weightPanel = tile.oc();
     CodegenResult result = generateKernels({d}, target);
-    std::string path = testing::writeTempFile(result.bytes, ".so");
-    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
-    int vectorMultiplyAdds = 0;
-    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
-         at = text.find(t.multiplyAdd, at + 1)) {
-      std::string line = text.substr(at, text.find('\n', at) - at);
-      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
-    }
+    std::string text = testing::disassemble(result);
+    int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
     EXPECT_GE(vectorMultiplyAdds, tile.pixels * tile.ocVectors) << t.name;
   }
 }

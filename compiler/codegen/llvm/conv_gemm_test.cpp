@@ -127,14 +127,7 @@ TEST(ConvGemm, SseTiles) {
 // Compile-only: AVX-512 and NEON tiles of the in-place 1x1 kernel become vector
 // multiply-adds, with the prefetches of the next tile.
 TEST(ConvGemm, WideAndNeonTiles) {
-  struct Target {
-    const char* name;
-    const char* multiplyAdd;
-    const char* registers;
-    const char* prefetch;
-  };
-  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm", "prefetcht0"},
-                          Target{"aarch64", "fmla", ".4s", "prfm"}}) {
+  for (const testing::WideTarget& t : testing::wideTargets()) {
     TargetConfig target = targetNamed(t.name);
     KernelDesc d = testing::describeConv({1, 256, 13, 13, 48, 1, 1}, "conv_gemm");  // in place
     ConvGemmTile tile = convGemmTile(d, vectorUnitOf(target));
@@ -142,14 +135,8 @@ TEST(ConvGemm, WideAndNeonTiles) {
     d.weightLayout = ConvWeights::GemmPanels;
     d.weightPanel = tile.mr;
     CodegenResult result = generateKernels({d}, target);
-    std::string path = testing::writeTempFile(result.bytes, ".so");
-    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
-    int vectorMultiplyAdds = 0;
-    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
-         at = text.find(t.multiplyAdd, at + 1)) {
-      std::string line = text.substr(at, text.find('\n', at) - at);
-      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
-    }
+    std::string text = testing::disassemble(result);
+    int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
     EXPECT_GE(vectorMultiplyAdds, tile.mr * tile.nrVectors) << t.name;
     EXPECT_NE(text.find(t.prefetch), std::string::npos) << t.name;
   }

@@ -238,12 +238,7 @@ TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
 
 TEST(ConvPool, PlanesCompileForWideVectorTargets) {
   // AVX-512 and NEON: the pooled and the unpooled stem compile to vector multiply-adds.
-  struct Target {
-    const char* name;
-    const char* multiplyAdd;
-    const char* registers;
-  };
-  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+  for (const testing::WideTarget& t : testing::wideTargets()) {
     TargetRequest request;
     request.name = t.name;
     TargetConfig target = resolveTarget(request);
@@ -260,14 +255,8 @@ TEST(ConvPool, PlanesCompileForWideVectorTargets) {
       d->weightPanel = convGemmTile(*d, unit).mr;
     }
     CodegenResult result = generateKernels({pooled, stem}, target);
-    std::string path = testing::writeTempFile(result.bytes, ".so");
-    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
-    int vectorMultiplyAdds = 0;
-    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
-         at = text.find(t.multiplyAdd, at + 1)) {
-      std::string line = text.substr(at, text.find('\n', at) - at);
-      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
-    }
+    std::string text = testing::disassemble(result);
+    int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
     EXPECT_GE(vectorMultiplyAdds, 2 * 9) << t.name;
   }
 }

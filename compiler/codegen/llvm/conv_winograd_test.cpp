@@ -287,12 +287,7 @@ TEST(ConvWinograd, TransformedInKernelRuns) {
 TEST(ConvWinograd, TransformedInKernelWideAndNeon) {
   // Compile-only: on AVX-512 (14-row panels, 16 lanes) and NEON the kernel's products and
   // weight transform are vector code.
-  struct Target {
-    const char* name;
-    const char* multiplyAdd;
-    const char* registers;
-  };
-  for (const Target& t : {Target{"x86_64-v4", "vfmadd", "zmm"}, Target{"aarch64", "fmla", ".4s"}}) {
+  for (const testing::WideTarget& t : testing::wideTargets()) {
     TargetConfig target = targetNamed(t.name);
     KernelDesc d = describe({1, 64, 14, 14, 72, {1, 1, 1, 1}, true, Activation::Relu, true});
     WinogradPlan plan = winogradPlan(d, vectorUnitOf(target));
@@ -301,14 +296,8 @@ TEST(ConvWinograd, TransformedInKernelWideAndNeon) {
     d.weightPanel = plan.tile.mr;
     d.winogradTile = plan.m;
     CodegenResult result = generateKernels({d}, target);
-    std::string path = testing::writeTempFile(result.bytes, ".so");
-    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
-    int vectorMultiplyAdds = 0;
-    for (size_t at = text.find(t.multiplyAdd); at != std::string::npos;
-         at = text.find(t.multiplyAdd, at + 1)) {
-      std::string line = text.substr(at, text.find('\n', at) - at);
-      vectorMultiplyAdds += line.find(t.registers) != std::string::npos;
-    }
+    std::string text = testing::disassemble(result);
+    int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
     EXPECT_GE(vectorMultiplyAdds, plan.tile.mr * plan.tile.nrVectors) << t.name;
   }
 }

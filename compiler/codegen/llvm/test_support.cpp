@@ -145,6 +145,27 @@ std::string runTool(const std::string& tool, const std::string& arguments) {
   return output;
 }
 
+const std::vector<WideTarget>& wideTargets() {
+  static const std::vector<WideTarget> targets = {{"x86_64-v4", "vfmadd", "zmm", "prefetcht0"},
+                                                  {"aarch64", "fmla", ".4s", "prfm"}};
+  return targets;
+}
+
+std::string disassemble(const CodegenResult& result) {
+  std::string path = writeTempFile(result.bytes, ".so");
+  return runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+}
+
+int vectorMultiplyAdds(const std::string& disassembly, const WideTarget& t) {
+  int count = 0;
+  for (size_t at = disassembly.find(t.multiplyAdd); at != std::string::npos;
+       at = disassembly.find(t.multiplyAdd, at + 1)) {
+    std::string line = disassembly.substr(at, disassembly.find('\n', at) - at);
+    count += line.find(t.registers) != std::string::npos;
+  }
+  return count;
+}
+
 BufferDesc f32(std::vector<int64_t> shape) { return {ElemType::F32, std::move(shape)}; }
 
 void expectClose(const std::vector<float>& got, const std::vector<float>& want, float atol,

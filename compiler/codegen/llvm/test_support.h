@@ -62,6 +62,21 @@ std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& 
 // Runs an LLVM tool (llvm-readelf-19, llvm-objdump-19 ...) and returns its standard output.
 std::string runTool(const std::string& tool, const std::string& arguments);
 
+// A vector target of the compile-only checks (the test machine cannot run its code) and how
+// llvm-objdump prints its instructions.
+struct WideTarget {
+  const char* name;         // friendly target name
+  const char* multiplyAdd;  // the vector multiply-add's mnemonic (prefix)
+  const char* registers;    // operand text of a full vector register
+  const char* prefetch;     // the data prefetch's mnemonic
+};
+// AVX-512 (x86_64-v4: vfmadd on zmm) and NEON (aarch64: fmla on .4s).
+const std::vector<WideTarget>& wideTargets();
+// llvm-objdump's disassembly of a generated kernel library.
+std::string disassemble(const CodegenResult& result);
+// How many instructions of `disassembly` are `t`'s multiply-adds on full vector registers.
+int vectorMultiplyAdds(const std::string& disassembly, const WideTarget& t);
+
 std::vector<float> randomFloats(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 int64_t product(const std::vector<int64_t>& shape);
 
