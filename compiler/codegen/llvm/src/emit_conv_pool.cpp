@@ -419,23 +419,8 @@ uint32_t emitConvPool(KernelBuilder& kb) {
               llvm::Value* x = loadVec(at(column, b.CreateAdd(base, kb.index(q + i * L))), nullptr);
               part[i] = part[i] ? kb.maxValue(part[i], x) : x;
             }
-          while (part.size() > 1) {
-            if (part.size() % 2) part.push_back(llvm::PoisonValue::get(part[0]->getType()));
-            unsigned width =
-                llvm::cast<llvm::FixedVectorType>(part[0]->getType())->getNumElements();
-            std::vector<int> both;
-            for (unsigned j = 0; j < 2 * width; ++j) both.push_back(int(j));
-            std::vector<llvm::Value*> joined;
-            for (size_t i = 0; i < part.size(); i += 2)
-              joined.push_back(b.CreateShuffleVector(part[i], part[i + 1], both));
-            part = joined;
-          }
-          llvm::Value* m = part[0];
-          if (psw > 1) {
-            std::vector<int> pick;
-            for (int64_t j = 0; j < L; ++j) pick.push_back(int(j * psw));
-            m = b.CreateShuffleVector(m, pick);
-          }
+          llvm::Value* m = kb.concatVectors(std::move(part));
+          if (psw > 1) m = kb.strideLanes(m, 0, psw, L);
           storeVec(m, kb.elementAddress(out, b.CreateAdd(dst, b.CreateMul(v, kb.index(L)))), mask);
         };
         kb.forRange(0, PW / L, [&](llvm::Value* v) { pooledVector(v, nullptr); });

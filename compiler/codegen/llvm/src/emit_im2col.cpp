@@ -50,20 +50,8 @@ void emitIm2colTile(KernelBuilder& kb, const Im2colShape& s, bool rowTiles, int6
   const int64_t segments = read == Im2colRead::Segments ? segmentsPerVector(s.ow, L) : 0;
   // The parts (one float vector each) of vector v concatenated, then every step-th lane.
   auto pickEveryStep = [&](std::vector<llvm::Value*> parts) -> llvm::Value* {
-    while (parts.size() > 1) {
-      if (parts.size() % 2) parts.push_back(llvm::PoisonValue::get(parts[0]->getType()));
-      std::vector<llvm::Value*> joined;
-      unsigned n = llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
-      std::vector<int> both;
-      for (unsigned j = 0; j < 2 * n; ++j) both.push_back(int(j));
-      for (size_t i = 0; i < parts.size(); i += 2)
-        joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
-      parts = joined;
-    }
-    if (step == 1) return parts[0];
-    std::vector<int> pick;
-    for (int64_t j = 0; j < int64_t(L); ++j) pick.push_back(int(j * step));
-    return b.CreateShuffleVector(parts[0], pick);
+    llvm::Value* all = kb.concatVectors(std::move(parts));
+    return step == 1 ? all : kb.strideLanes(all, 0, step, int64_t(L));
   };
 
   // Per part (v, r): each lane's pixel input row and column at tap (0, 0) (i32), and

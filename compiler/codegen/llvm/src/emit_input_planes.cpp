@@ -55,29 +55,13 @@ void emitInputPlanes(KernelBuilder& kb, const PlaneShape& s, llvm::Value* planes
               }
             }
             // The parts concatenated; phase p is every sw-th lane from lane p.
-            llvm::Value* all = parts[0];
-            if (s.sw > 1) {
-              while (parts.size() > 1) {
-                if (parts.size() % 2) parts.push_back(zero);
-                const unsigned n =
-                    llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
-                std::vector<int> both;
-                for (unsigned i = 0; i < 2 * n; ++i) both.push_back(int(i));
-                std::vector<llvm::Value*> joined;
-                for (size_t i = 0; i < parts.size(); i += 2)
-                  joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], both));
-                parts = joined;
-              }
-              all = parts[0];
-            }
+            llvm::Value* all = kb.concatVectors(std::move(parts));
             for (int64_t p = 0; p < s.sw; ++p) {
               if (s.sw == 1) {
                 store(all, 0, j);
                 continue;
               }
-              std::vector<int> pick;
-              for (int64_t l = 0; l < L; ++l) pick.push_back(int(l * s.sw + p));
-              store(b.CreateShuffleVector(all, pick), p, j);
+              store(kb.strideLanes(all, p, s.sw, L), p, j);
             }
           }
         });

@@ -2,6 +2,7 @@
 #include "kernel_builder.h"
 
 #include <llvm/IR/Attributes.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 
 #include "math_approx.h"
@@ -273,6 +274,27 @@ llvm::Value* KernelBuilder::linearize(const std::vector<llvm::Value*>& coords,
     result = builder_.CreateAdd(result, term, "", false, true);
   }
   return result;
+}
+
+llvm::Value* KernelBuilder::concatVectors(std::vector<llvm::Value*> parts) {
+  while (parts.size() > 1) {
+    if (parts.size() % 2) parts.push_back(llvm::PoisonValue::get(parts[0]->getType()));
+    unsigned lanes = llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
+    std::vector<int> both;
+    for (unsigned i = 0; i < 2 * lanes; ++i) both.push_back(int(i));
+    std::vector<llvm::Value*> joined;
+    for (size_t i = 0; i < parts.size(); i += 2)
+      joined.push_back(builder_.CreateShuffleVector(parts[i], parts[i + 1], both));
+    parts = std::move(joined);
+  }
+  return parts[0];
+}
+
+llvm::Value* KernelBuilder::strideLanes(llvm::Value* vector, int64_t first, int64_t step,
+                                        int64_t count) {
+  std::vector<int> pick;
+  for (int64_t i = 0; i < count; ++i) pick.push_back(int(first + i * step));
+  return builder_.CreateShuffleVector(vector, pick);
 }
 
 llvm::Value* KernelBuilder::maxValue(llvm::Value* a, llvm::Value* b) {

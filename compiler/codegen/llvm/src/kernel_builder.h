@@ -91,6 +91,13 @@ class KernelBuilder {
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords,
                          const std::vector<int64_t>& strides);
 
+  // ---- Vector lanes ---------------------------------------------------------------------
+  // The vectors `parts` (all of one type) joined into one vector, parts[0]'s lanes first; when
+  // the number of parts is not a power of two, poison lanes follow the last part's.
+  llvm::Value* concatVectors(std::vector<llvm::Value*> parts);
+  // `count` lanes of `vector`: first, first + step, first + 2 x step, ...
+  llvm::Value* strideLanes(llvm::Value* vector, int64_t first, int64_t step, int64_t count);
+
   // ---- Float helpers (compare + select: no fmaxf calls on soft-float targets) -------------
   llvm::Value* maxValue(llvm::Value* a, llvm::Value* b);
   llvm::Value* minValue(llvm::Value* a, llvm::Value* b);
