@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <stdexcept>
 
 #include "cli_error.h"
 #include "npy.h"
@@ -76,6 +77,8 @@ void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
 
 RuntimeSession::RuntimeSession(const std::string& artifactPath, const SessionOptions& options)
     : path_(artifactPath) {
+  if (options.executor && options.threads > 1)  // a caller's bug (bench checks its flags first)
+    throw std::logic_error("RuntimeSession: a caller's executor runs on one thread");
   char error[512] = "";
   if (kiln_host_file_map(artifactPath.c_str(), &file_, error, sizeof error) != KILN_OK)
     throw CliError(error);
