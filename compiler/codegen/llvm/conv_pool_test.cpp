@@ -69,7 +69,7 @@ std::vector<float> referencePool(const std::vector<float>& conv, const KernelDes
   return want;
 }
 
-void check(const testing::ConvCase& t, const PoolCase& p, const std::string& target = "host",
+void check(const testing::ConvCase& t, const PoolCase& p, const std::string& target,
            bool pack = true) {
   SCOPED_TRACE(target);
   KernelDesc d = describe(t, p);
@@ -97,9 +97,12 @@ void check(const testing::ConvCase& t, const PoolCase& p, const std::string& tar
   }
 }
 
+// AVX2, AVX-512 where this machine has it, and SSE (4 lanes).
 void checkTargets(const testing::ConvCase& t, const PoolCase& p) {
-  check(t, p, "host");
-  check(t, p, "host", /*pack=*/false);
+  for (const std::string& target : testing::runnableVectorTargets()) {
+    check(t, p, target);
+    check(t, p, target, /*pack=*/false);
+  }
   check(t, p, "x86_64");
 }
 
@@ -183,7 +186,7 @@ TEST(ConvPool, WhichConvolutionsReadPlanes) {
 
 // An unpooled convolution (convStemDirect) against the plain reference, through the normal
 // kernel selection (emitKernelBody routes it to the conv+pool kernel).
-void checkDirect(const testing::ConvCase& t, const std::string& target = "host") {
+void checkDirectOn(const testing::ConvCase& t, const std::string& target) {
   SCOPED_TRACE(target);
   KernelDesc d = testing::describeConv(t, "conv_stem");
   TargetRequest request;
@@ -203,6 +206,19 @@ void checkDirect(const testing::ConvCase& t, const std::string& target = "host")
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+// On `target`, or by default on AVX2 (which takes every case here) and on AVX-512 where this
+// machine has it and its policy takes the case.
+void checkDirect(const testing::ConvCase& t, const std::string& target = "") {
+  if (!target.empty()) return checkDirectOn(t, target);
+  for (const std::string& name : testing::runnableVectorTargets()) {
+    TargetRequest request;
+    request.name = name;
+    KernelDesc d = testing::describeConv(t, "conv_stem");
+    if (name == "x86_64-v3" || convStemDirect(d, vectorUnitOf(resolveTarget(request))))
+      checkDirectOn(t, name);
+  }
 }
 
 TEST(ConvPool, UnpooledStems) {

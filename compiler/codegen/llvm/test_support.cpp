@@ -60,6 +60,24 @@ TargetConfig hostTarget() {
   return resolveTarget(request);
 }
 
+bool hostRunsAvx512() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+const std::vector<std::string>& runnableVectorTargets() {
+  static const std::vector<std::string> targets = [] {
+    std::vector<std::string> v{"x86_64-v3"};
+    if (hostRunsAvx512()) v.push_back("x86_64-v4");
+    return v;
+  }();
+  return targets;
+}
+
 int64_t product(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -38,6 +38,15 @@ class LoadedLibrary {
 // The target the tests run kernels on (the friendly name matching the test machine).
 TargetConfig hostTarget();
 
+// Whether this machine runs x86-64-v4 (AVX-512 F/BW/DQ/VL) code.
+bool hostRunsAvx512();
+// The x86-64 vector targets this machine runs, for kernel tests that must not depend on which
+// machine runs them: "x86_64-v3" (AVX2: 8 lanes, 16 registers; the policies were first tuned
+// there), then "x86_64-v4" (AVX-512: 16 lanes, 32 registers) where the CPU has it. A test
+// that asserts an AVX2 policy names "x86_64-v3"; "host" is whichever of the two (or wider)
+// the test machine is, so a policy asserted on "host" would hold on one machine only.
+const std::vector<std::string>& runnableVectorTargets();
+
 // Generates a library with one kernel and runs it once per workgroup count in `splits`,
 // checking that every split gives the same output (returned).
 // `target` names a friendly target the test machine can run ("host" by default).
@@ -62,7 +71,7 @@ std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& 
 // Runs an LLVM tool (llvm-readelf-19, llvm-objdump-19 ...) and returns its standard output.
 std::string runTool(const std::string& tool, const std::string& arguments);
 
-// A vector target of the compile-only checks (the test machine cannot run its code) and how
+// A vector target of the compile-only checks (the test machine may not run its code) and how
 // llvm-objdump prints its instructions.
 struct WideTarget {
   const char* name;         // friendly target name
