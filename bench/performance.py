@@ -212,10 +212,12 @@ def medianOf(values):
 
 
 def jitterStudy(args, model):
-    """`model` at 1 thread: plain, --pin, --pin + --lock-memory; interleaved rounds."""
+    """`model` at 1 thread: plain, --pin, --pin + --lock-memory, --floor (the machine's own
+    jitter measured between the calls); interleaved rounds."""
     artifact = os.path.join(args.work, model + ".kiln")
     variants = [("plain", []), ("--pin=1", ["--pin=1"]),
-                ("--pin=1 --lock-memory", ["--pin=1", "--lock-memory"])]
+                ("--pin=1 --lock-memory", ["--pin=1", "--lock-memory"]),
+                ("--floor", ["--floor"])]
     results = {name: [] for name, _ in variants}
     for _ in range(args.rounds):
         for name, extra in variants:
@@ -233,7 +235,10 @@ def jitterStudy(args, model):
                         "preempted": statistics.median(r["preempted_calls"] / r["iterations"]
                                                        for r in runs),
                         "calm_p99": medianOf(r.get("unpreempted_p99_us") for r in runs),
-                        "calm_jitter": medianOf(r.get("unpreempted_jitter") for r in runs)})
+                        "calm_jitter": medianOf(r.get("unpreempted_jitter") for r in runs),
+                        "floor_jitter": medianOf(r.get("floor_jitter") for r in runs),
+                        "floor_jitters": [r["floor_jitter"] for r in runs
+                                          if "floor_jitter" in r]})
     return summary
 
 
@@ -421,17 +426,27 @@ def writeJitterTable(L, args, model, jitter):
              f"{args.rounds} interleaved round(s) of {args.seconds:g} s (medians of the "
              "rounds):\n")
     L.append("| options | p50 | p99 | p99/p50 | per round | preempted calls | p99 unpreempted | "
-             "p99/p50 unpreempted |")
-    L.append("|---|--:|--:|--:|---|--:|--:|--:|")
+             "p99/p50 unpreempted | machine floor p99/p50 (per round) |")
+    L.append("|---|--:|--:|--:|---|--:|--:|--:|--:|")
     for j in jitter:
+        floor = "-"
+        if j.get("floor_jitter") is not None:
+            floor = (f"{j['floor_jitter']:.2f} ("
+                     + ", ".join(f"{x:.2f}" for x in j["floor_jitters"]) + ")")
         L.append(f"| {j['variant']} | {us(j['p50'])} | {us(j['p99'])} | {j['jitter']:.2f} | "
                  + ", ".join(f"{x:.2f}" for x in j["jitters"]) +
                  f" | {100 * j['preempted']:.1f} % | {us(j['calm_p99'])} | "
-                 + (f"{j['calm_jitter']:.2f}" if j["calm_jitter"] is not None else "-") + " |")
-    L.append("\nThe last three columns come from `--preemption`: calls during which the scheduler "
+                 + (f"{j['calm_jitter']:.2f}" if j["calm_jitter"] is not None else "-")
+                 + f" | {floor} |")
+    L.append("\nThree columns come from `--preemption`: calls during which the scheduler "
              "gave the CPU to another thread (an involuntary context switch of the calling "
              "thread) are counted and left out, so the unpreempted p99/p50 is kiln's own jitter "
-             "on a shared machine (caches that other processes evicted still count).")
+             "on a shared machine (caches that other processes evicted still count). The last "
+             "comes from `--floor`: after every timed call `kiln bench` times fixed work of the "
+             "same length that touches no memory (a chain of integer multiply-adds in "
+             "registers), so its p99/p50 is the machine's own jitter in the same seconds (the "
+             "host scheduling the virtual CPU away, frequency changes, interrupts), which no "
+             "runtime can go below.")
     L.append("\n`--pin=CPU` pins the calling thread (which runs every kernel at 1 thread) with "
              "sched_setaffinity, so the scheduler does not migrate it between calls; "
              "`--lock-memory` mlockall()s the process so that no call takes a page fault. "

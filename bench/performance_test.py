@@ -42,7 +42,10 @@ def main():
               "median_us": 2312.1, "gflops": 100.0, "percent_of_peak": 100.0, "share": 0.13}]
     jitter = {"mnist_cnn": [{"variant": "plain", "p50": 100.0, "p99": 108.0, "jitter": 1.08,
                "jitters": [1.08, 1.09, 1.07], "preempted": 0.01, "calm_p99": 105.0,
-               "calm_jitter": 1.05}]}
+               "calm_jitter": 1.05},
+                            {"variant": "--floor", "p50": 101.0, "p99": 110.0, "jitter": 1.09,
+               "jitters": [1.09, 1.10, 1.07], "preempted": 0.0, "calm_p99": 110.0,
+               "calm_jitter": 1.09, "floor_jitter": 1.03, "floor_jitters": [1.02, 1.03, 1.04]}]}
     slowest = {"resnet18": {"sum_us": 18000.0, "count": 2, "top": [
         {"index": 2, "node": "/layer1/layer1.0/conv1/Conv (Conv)", "name": "Conv+Relu",
          "share": 0.16, "median_us": 2890.0, "cost_kind": "flops", "cost": 231211008,
@@ -73,7 +76,9 @@ def main():
         # 400 MFLOP in 5 ms = 80 GFLOP/s; in 4 ms = 100 GFLOP/s
         "- kiln: 2 layers, 400.0 MFLOP in 5.00 ms = 80.0 GFLOP/s = **80.0 %** of the peak",
         "- ONNX Runtime: 2 layers, 400.0 MFLOP in 4.00 ms = 100.0 GFLOP/s = **100.0 %** of",
-        "| plain | 100.0 µs | 108.0 µs | 1.08 | 1.08, 1.09, 1.07 | 1.0 % | 105.0 µs | 1.05 |",
+        "| plain | 100.0 µs | 108.0 µs | 1.08 | 1.08, 1.09, 1.07 | 1.0 % | 105.0 µs | 1.05 | - |",
+        "| --floor | 101.0 µs | 110.0 µs | 1.09 | 1.09, 1.10, 1.07 | 0.0 % | 110.0 µs | 1.09 | "
+        "1.03 (1.02, 1.03, 1.04) |",
         "```\ncompare output\n```",
     ]
     missing = [e for e in expected if e not in text]

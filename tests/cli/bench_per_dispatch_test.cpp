@@ -277,6 +277,28 @@ TEST_F(KilnBenchPerDispatch, PreemptionSplitsTheCalls) {
   EXPECT_NE(text.out.find("the others: p50 "), std::string::npos) << text.out;
 }
 
+// --floor: fixed register-only work after every call, reported beside the calls' statistics
+// (no figure is asserted but the ordering of percentiles); not with the per-dispatch trace.
+TEST_F(KilnBenchPerDispatch, FloorBesideTheCalls) {
+  CliResult r = bench("digits.kiln", {"--floor", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_GE(jsonNumber(r.out, "floor_steps"), 1);
+  double p50 = jsonNumber(r.out, "floor_p50_us"), p99 = jsonNumber(r.out, "floor_p99_us");
+  EXPECT_GT(p50, 0);
+  EXPECT_GE(p99, p50);
+  EXPECT_GE(jsonNumber(r.out, "floor_jitter"), 1.0);
+  CliResult text = bench("digits.kiln", {"--floor"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("  machine floor (fixed register-only work run after each call): "
+                          "p50 "),
+            std::string::npos) << text.out;
+  CliResult traced = bench("digits.kiln", {"--floor", "--per-dispatch"});
+  EXPECT_EQ(traced.exitCode, 1);
+  EXPECT_NE(traced.err.find("kiln: error: --floor sets plain calls beside the machine's own "
+                            "jitter: not with --per-dispatch or --per-workgroup"),
+            std::string::npos) << traced.err;
+}
+
 TEST_F(KilnBenchPerDispatch, DumpShowsFlops) {
   CliResult r = runKiln({"dump", path("digits.kiln")});
   ASSERT_EQ(r.exitCode, 0) << r.err;

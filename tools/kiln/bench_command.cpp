@@ -4,7 +4,8 @@
 // every dispatch through the runtime's trace hook and reports each one's median, share and
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
 // `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
-// another process interrupted. `--per-workgroup` times every workgroup by thread CPU time and
+// another process interrupted, and `--floor` measures the machine's own jitter between the
+// calls (machine_floor.h). `--per-workgroup` times every workgroup by thread CPU time and
 // simulates the thread pool's schedule of those times (workgroup_profile.h).
 #include <sched.h>
 #include <sys/mman.h>
@@ -24,6 +25,7 @@
 #include "dispatch_profile.h"
 #include "json_writer.h"
 #include "latency_stats.h"
+#include "machine_floor.h"
 #include "npy.h"
 #include "runtime_session.h"
 #include "tensor_spec.h"
@@ -143,6 +145,10 @@ int runBench(const ParsedArgs& args) {
   if (perWorkgroup && perDispatch)
     throw CliError("--per-workgroup and --per-dispatch time the calls in two different ways: "
                    "give one of them");
+  bool floor = args.flag("floor");
+  if (floor && (perDispatch || perWorkgroup))
+    throw CliError("--floor sets plain calls beside the machine's own jitter: not with "
+                   "--per-dispatch or --per-workgroup, which slow the calls down");
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.constantsPath = args.value("constants").value_or("");
@@ -203,6 +209,19 @@ int runBench(const ParsedArgs& args) {
   if (per.profile) per.profile->clearSamples();
   if (perWorkgroup) workgroups.clearSamples();
 
+  // --floor: fixed work as long as a call (the median of a few), run after every timed call.
+  uint64_t floorSteps = 0;
+  std::vector<double> floorSamples;
+  if (floor) {
+    std::vector<double> probe;
+    for (int i = 0; i < 21; ++i) {
+      Clock::time_point t0 = Clock::now();
+      call();
+      probe.push_back(microsecondsSince(t0));
+    }
+    floorSteps = calibrateFloorSteps(summarize(probe).p50);
+  }
+
   // Room for the samples up front: a reallocation between two calls would evict the caches
   // the next call needs (a p99 outlier). With --seconds, from the warm-up's time per call.
   std::vector<double> samples;
@@ -224,6 +243,11 @@ int runBench(const ParsedArgs& args) {
     unpreempted.assign(expectedCalls, 0.0);
     unpreempted.clear();
   }
+  if (floor) {
+    floorSamples.assign(expectedCalls, 0.0);
+    floorSamples.clear();
+  }
+  uint64_t floorSink = 0;
   Clock::time_point start = Clock::now();
   while (iterations > 0 ? int64_t(samples.size()) < iterations
                         : (samples.size() < 10 || microsecondsSince(start) < seconds * 1e6)) {
@@ -235,8 +259,14 @@ int runBench(const ParsedArgs& args) {
     if (per.profile && !per.profile->endCall())
       throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
     endWorkgroupCall();
+    if (floor) {
+      Clock::time_point f0 = Clock::now();
+      floorSink += runFloorWork(floorSteps, floorSink);
+      floorSamples.push_back(microsecondsSince(f0));
+    }
   }
   session.setTrace(nullptr);
+  LatencyStats floorStats = summarize(floorSamples);
   LatencyStats stats = summarize(samples);
   LatencyStats calm = summarize(unpreempted);
   size_t preempted = samples.size() - unpreempted.size();
@@ -257,6 +287,12 @@ int runBench(const ParsedArgs& args) {
     if (pin >= 0) j.field("pinned_cpu", pin);
     printStatsJson(j, stats);
     if (preemption) j.field("preempted_calls", uint64_t{preempted});
+    if (floor) {
+      j.field("floor_steps", floorSteps);
+      j.field("floor_p50_us", floorStats.p50);
+      j.field("floor_p99_us", floorStats.p99);
+      j.field("floor_jitter", floorStats.jitter());
+    }
     if (!unpreempted.empty()) {  // none when every call was preempted (long calls, busy CPU)
       j.field("unpreempted_p50_us", calm.p50);
       j.field("unpreempted_p99_us", calm.p99);
@@ -291,6 +327,10 @@ int runBench(const ParsedArgs& args) {
                 calm.p50, calm.p99, calm.jitter());
   else if (preemption)
     std::printf("  preempted calls: all %zu\n", samples.size());
+  if (floor)
+    std::printf("  machine floor (fixed register-only work run after each call): p50 %.1f us   "
+                "p99 %.1f us   jitter %.2f\n",
+                floorStats.p50, floorStats.p99, floorStats.jitter());
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
     if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
@@ -315,7 +355,7 @@ const Command& benchCommand() {
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
       "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu] | --per-workgroup] [--pin=CPU] "
       "[--lock-memory] "
-      "[--preemption] [--json]",
+      "[--preemption] [--floor] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
@@ -345,7 +385,12 @@ const Command& benchCommand() {
       "--lock-memory locks the process's pages in RAM (mlockall) so that no call page-faults;\n"
       "--preemption counts the calls during which the scheduler preempted the calling thread\n"
       "(involuntary context switches, two getrusage calls per call) and also reports p50, p99\n"
-      "and jitter of the other calls: kiln's own jitter on a machine shared with other work.",
+      "and jitter of the other calls: kiln's own jitter on a machine shared with other work.\n"
+      "--floor runs fixed work after every timed call (a chain of integer multiply-adds in\n"
+      "registers, calibrated to the median call's length: no memory, no system call) and\n"
+      "reports its p50, p99 and jitter: the machine's own jitter in the same seconds (host\n"
+      "scheduling, frequency, interrupts), the floor under the calls' (--seconds then takes\n"
+      "about twice as long).",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads (default 1: the calling thread)"},
@@ -362,6 +407,8 @@ const Command& benchCommand() {
        {"lock-memory", FlagKind::Bool, "", "lock all pages in RAM (mlockall)"},
        {"preemption", FlagKind::Bool, "",
         "count calls preempted by the scheduler; statistics of the others"},
+       {"floor", FlagKind::Bool, "",
+        "time fixed register-only work between the calls: the machine's own jitter"},
        {"json", FlagKind::Bool, "", "print one JSON object"},
        {"constants", FlagKind::Value, "FILE",
         "the constants of an artifact compiled with --external-constants"}},
