@@ -137,6 +137,24 @@ uint32_t emitConvPool(KernelBuilder& kb) {
   Accumulators acc = vector ? makeAccumulators(kb, {MR, NRV, unsigned(L)}) : Accumulators{};
   const Im2colShape im2col{C, H, W, KH, KW, sh, sw, dh, dw, padTop, padLeft, OH, OW};
 
+  // -inf in the ring's padding, once per call: every row's floats before rowLeft and from
+  // rowLeft + OW on (the convolution writes exactly [rowLeft, rowLeft + OW) of a row).
+  if (!direct) {
+    const int64_t leftVectors = plan.rowLeft / L, rightFirst = (plan.rowLeft + OW) / L;
+    kb.forRange(kb.index(0), kb.index(pkh * G), [&](llvm::Value* row) {
+      llvm::Value* start = b.CreateMul(row, kb.index(rowLen));
+      auto fill = [&](int64_t v) {
+        llvm::Value* p = at(rows, b.CreateAdd(start, kb.index(v * L)));
+        if (L == 1) {
+          b.CreateStore(kb.f32(negInf), p);
+        } else {
+          b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
+        }
+      };
+      for (int64_t v = 0; v < leftVectors; ++v) fill(v);
+      for (int64_t v = rightFirst; v < rowLen / L; ++v) fill(v);
+    });
+  }
   const int64_t items = plan.items(N);
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
     std::vector<llvm::Value*> co = kb.decompose(item, {N, plan.ocGroups, plan.bands});
@@ -153,17 +171,6 @@ uint32_t emitConvPool(KernelBuilder& kb) {
       return b.CreateMul(b.CreateAdd(b.CreateMul(channel, kb.index(PH)), ph), kb.index(PW));
     };
 
-    // -inf everywhere in the row buffer: the row's padding (the convolution never writes it).
-    if (!direct) {
-      kb.forRange(kb.index(0), kb.index(pkh * slotFloats / L), [&](llvm::Value* i) {
-        llvm::Value* p = at(rows, b.CreateMul(i, kb.index(L)));
-        if (L == 1) {
-          b.CreateStore(kb.f32(negInf), p);
-        } else {
-          b.CreateAlignedStore(llvm::ConstantFP::get(vecTy, negInf), p, llvm::Align(4));
-        }
-      });
-    }
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --
     const int64_t bufLeft = plan.rowLeft;
     auto convRowVector = [&](llvm::Value* r, llvm::Value* slot) {
@@ -290,8 +297,11 @@ uint32_t emitConvPool(KernelBuilder& kb) {
                     [&] { panelRow(kb.index(fullPanels), remRows); });
       };
       if (planes) {
-        emitInputPlanes(kb, {C, H, W, KH, sw, padLeft, planeLen}, planeBuf, xImage,
-                        b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop)));
+        const PlaneShape shape{C, H, W, KH, sw, padLeft, planeLen};
+        llvm::Value* top = b.CreateSub(b.CreateMul(r, kb.index(sh)), kb.index(padTop));
+        emitInputPlanes(kb, shape, planeBuf, xImage, top);
+        emitPrefetchInputRows(kb, shape, xImage, b.CreateAdd(top, kb.index(sh)),
+                              std::max<int64_t>(KH - sh, 0));
         block(kb.index(0), C, b.getTrue(), b.getTrue());
       } else if (fullBlocks == 1 && lastC == 0) {
         block(kb.index(0), evenC, b.getTrue(), b.getTrue());

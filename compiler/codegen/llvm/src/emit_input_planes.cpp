@@ -73,4 +73,31 @@ void emitInputPlanes(KernelBuilder& kb, const PlaneShape& s, llvm::Value* planes
       /*unroll=*/false);
 }
 
+void emitPrefetchInputRows(KernelBuilder& kb, const PlaneShape& s, llvm::Value* xImage,
+                           llvm::Value* top, int64_t firstRow) {
+  if (firstRow >= s.kh) return;
+  llvm::IRBuilder<>& b = kb.b();
+  const int64_t rowsPerChannel = s.kh - firstRow;
+  kb.forRange(
+      kb.index(0), kb.index(s.c * rowsPerChannel),
+      [&](llvm::Value* ck) {
+        llvm::Value* c = b.CreateUDiv(ck, kb.index(rowsPerChannel));
+        llvm::Value* kh =
+            b.CreateAdd(b.CreateURem(ck, kb.index(rowsPerChannel)), kb.index(firstRow));
+        llvm::Value* row =
+            b.CreateAdd(xImage, b.CreateAdd(b.CreateMul(c, kb.index(s.h * s.w)),
+                                            b.CreateMul(b.CreateAdd(top, kh), kb.index(s.w))));
+        // Every 64-byte line of the row's w floats: one per 16 floats, and its last float's.
+        std::vector<int64_t> offsets;
+        for (int64_t i = 0; i < s.w; i += 16) offsets.push_back(i);
+        if ((s.w - 1) % 16 != 0) offsets.push_back(s.w - 1);
+        for (int64_t offset : offsets) {
+          llvm::Value* address = kb.elementAddress(0, b.CreateAdd(row, kb.index(offset)));
+          b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                            {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+        }
+      },
+      /*unroll=*/false);
+}
+
 }  // namespace kiln::codegen::detail
