@@ -4,8 +4,9 @@
 // tile, channel counts that need several channel blocks, two images, bias, Relu/Clip and a
 // residual epilogue chain; the weights as the driver packs them, transformed at compile time
 // (Winograd) and transformed by the kernel (WinogradPanels: runs of channels and a shorter
-// last run, on AVX2 and SSE; compile-only on AVX-512 and NEON). Also the weight transform and
-// the tap packing against hand-computed values and the policy's choices.
+// last run), on AVX2, SSE and, where the host runs it, AVX-512 (with its packed transforms on
+// maps of few tiles per row); compile-only on NEON. Also the weight transform and the tap
+// packing against hand-computed values and the policy's choices.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,7 +54,8 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
            const std::string& target = "host") {
   KernelDesc d = describe(t);
   WinogradPlan plan = winogradPlan(d, vectorUnitOf(targetNamed(target)));
-  ASSERT_TRUE(plan.applies()) << "the Winograd kernel should take this convolution";
+  ASSERT_TRUE(plan.applies()) << "the Winograd kernel should take this convolution: " << t.c
+                              << " -> " << t.oc << " on " << t.h << "x" << t.w << ", " << target;
   testing::ConvOperands in = testing::randomConvOperands(toConv(t));
   d.weightLayout = layout;
   d.weightPanel = plan.tile.mr;
@@ -77,12 +79,15 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
     ASSERT_NEAR(got[i], want[i], tolerance * (1.0f + std::fabs(want[i]))) << "element " << i;
 }
 
-// Both tile sizes, both weight forms.
+// Both tile sizes, both weight forms, on AVX2 and (where the host runs it) AVX-512: on
+// AVX-512 the maps of at most 8 tiles per row take the packed transforms
+// (winogradPackedSlots).
 void checkBoth(const Case& t) {
-  for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
-    check(t, 2, layout);
-    check(t, 4, layout);
-  }
+  for (const std::string& target : testing::runnableVectorTargets())
+    for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
+      check(t, 2, layout, target);
+      check(t, 4, layout, target);
+    }
 }
 
 TEST(ConvWinograd, WeightTransformByHand) {
@@ -160,6 +165,42 @@ TEST(ConvWinograd, Policy) {
   d = describe({1, 128, 28, 28, 128});
   EXPECT_FALSE(winogradPlan(d, {8, 16}).transformInKernel);
   EXPECT_EQ(chooseConvWeights(d, {8, 16}), ConvWeights::Winograd);
+  // AVX-512: stored transforms over 1 MB are transformed by the kernel: SqueezeNet's 13x13
+  // expand3x3 (48 -> 192, 1.3 MB; 64 -> 256, 2.4 MB) and ResNet-18's layer2 (2.4 MB), not
+  // its 27x27 one (32 -> 128, 0.6 MB); AVX2 keeps 4 MB.
+  d = describe({1, 48, 13, 13, 192});
+  EXPECT_TRUE(winogradPlan(d, {16, 32}).transformInKernel);
+  EXPECT_FALSE(winogradPlan(d, {8, 16}).transformInKernel);
+  d = describe({1, 128, 28, 28, 128});
+  EXPECT_TRUE(winogradPlan(d, {16, 32}).transformInKernel);
+  d = describe({1, 32, 27, 27, 128});
+  EXPECT_FALSE(winogradPlan(d, {16, 32}).transformInKernel);
+}
+
+TEST(ConvWinograd, PackedSlots) {
+  // Packed transforms on AVX-512 where a tile row has at most 8 tiles: 13x13 F(4x4) (4 tiles),
+  // 27x27 F(4x4) (7), 7x7 F(2x2) (4); not 55x55 F(4x4) (14), nor on AVX2.
+  auto packed = [](const Case& t, VectorUnit unit) {
+    KernelDesc d = describe(t);
+    WinogradPlan plan = winogradPlan(d, unit);
+    return winogradPackedSlots(winogradBlocks(d, plan.tile, plan.m), unit.lanes);
+  };
+  EXPECT_TRUE(packed({1, 64, 13, 13, 256}, {16, 32}));
+  EXPECT_TRUE(packed({1, 32, 27, 27, 128}, {16, 32}));
+  EXPECT_TRUE(packed({1, 512, 7, 7, 512}, {16, 32}));
+  EXPECT_FALSE(packed({1, 16, 55, 55, 64}, {16, 32}));
+  EXPECT_FALSE(packed({1, 64, 13, 13, 256}, {8, 16}));
+  // Vectors that span three and four tile rows (7 and 5 tiles per row), a shorter last
+  // vector, two images, pads that leave a piece with only padding columns, Relu and a
+  // residual chain (MapsAndPads and the others run packed blocks on AVX-512 too).
+  if (!testing::hostRunsAvx512()) GTEST_SKIP() << "the host does not run AVX-512";
+  for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
+    check({1, 20, 27, 27, 30}, 4, layout, "x86_64-v4");
+    check({1, 16, 20, 20, 16, {1, 1, 1, 1}, true, Activation::Relu}, 4, layout, "x86_64-v4");
+    check({2, 16, 9, 9, 18, {4, 4, 0, 0}}, 2, layout, "x86_64-v4");  // tile column 0: padding
+    check({1, 24, 10, 10, 16, {1, 1, 1, 1}, false, Activation::None, true}, 2, layout,
+          "x86_64-v4");
+  }
 }
 
 TEST(ConvWinograd, RowBlocks) {
@@ -266,11 +307,13 @@ TEST(ConvWinograd, TapPanelOrder) {
 TEST(ConvWinograd, TransformedInKernelRuns) {
   // Channels in runs of winogradTransformChannels (F(4x4) 56, F(2x2) 128 with 6-row panels):
   // fewer channels than a run, exact runs, runs and a shorter last one, with OC % 6 != 0 and
-  // several row blocks; on AVX2 and SSE.
+  // several row blocks; on AVX2, SSE and (where the host runs it) AVX-512.
   ASSERT_EQ(winogradTransformChannels(4, 6, 512), 56);
   ASSERT_EQ(winogradTransformChannels(2, 6, 512), 128);
   ASSERT_EQ(winogradTransformChannels(2, 6, 40), 40);
-  for (const char* target : {"host", "x86_64"}) {
+  std::vector<std::string> targets = testing::runnableVectorTargets();
+  targets.push_back("x86_64");
+  for (const std::string& target : targets) {
     for (int64_t m : {2, 4}) {
       check({1, 100, 14, 14, 20}, m, ConvWeights::WinogradPanels, target);
       check({1, 260, 7, 7, 16}, m, ConvWeights::WinogradPanels, target);

@@ -10,6 +10,13 @@
 //    column transform are plain vector adds (and a few multiplies for F(4x4)); the alpha^2
 //    vectors go to V[pos][channel][slot] on the stack (all channels at once where they fit
 //    the budget of winogradBlocks, else one block of channels at a time);
+//  - packed slots (AVX-512, at most 8 tiles per tile row: winogradPackedSlots): a vector is
+//    L consecutive slots instead, across tile rows, gathered per input row by a shuffle of a
+//    few masked loads of each tile row it touches; the output transform scatters its pixels
+//    back per tile row the same way. SqueezeNet's 13x13 expand3x3 (4 tiles per row: 4 of 16
+//    lanes did work) with stored weights: features.9/10 142-160 -> 111-135 us, features.11/12
+//    231-276 -> 186-231 us (sums of per-workgroup CPU minimums, 1 thread, Zen 5, interleaved,
+//    a loaded machine); ResNet-18 layer2 (28x28, 7 tiles) 530-567 -> 493-539 us;
 //  - per position pos, M[pos] = U[pos] x V[pos] on the GEMM microkernel
 //    (emit_gemm_microkernel.h): A = the U panel's scalars broadcast, B = V's slot vectors;
 //    the products of one panel of output channels go to the M buffer (with several channel
@@ -63,6 +70,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // Tiles, blocks of tile rows and channel blocks (winograd_plan.h).
   const WinogradBlocks blocks = winogradBlocks(d, plan.tile, m);
   const int64_t TW = blocks.tileCols, rowVectors = blocks.rowVectors;
+  const bool packed = winogradPackedSlots(blocks, L);
   // Block b covers tile rows [b*T/B, (b+1)*T/B): shortRows or shortRows + 1 rows (at most
   // blocks.blockRows, which the buffers are sized for), so
   // contiguous runs of blocks, as the pool's threads take them, get even shares of the map.
@@ -357,6 +365,174 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             /*unroll=*/false);
       };
 
+      // Packed slots (winogradPackedSlots): the block's vector vi holds slots [vi * L,
+      // vi * L + L), lane e the tile (trl, tc) of slot vi * L + e, so one vector spans
+      // several tile rows: its pieces, one per tile row, with their lanes [e0, e1) and first
+      // tile column tc0.
+      struct Piece {
+        int64_t trl, e0, e1, tc0;
+      };
+      const int64_t packedVectors = ceilDiv(slots, int64_t(L));
+      auto piecesOf = [&](int64_t vi) {
+        std::vector<Piece> pieces;
+        const int64_t s0 = vi * L, s1 = std::min(s0 + int64_t(L), slots);
+        for (int64_t s = s0; s < s1;) {
+          const int64_t trl = s / TW, end = std::min(s1, (trl + 1) * TW);
+          pieces.push_back({trl, s - s0, end - s0, s - trl * TW});
+          s = end;
+        }
+        return pieces;
+      };
+
+      // inputTransform with packed slots: per vector and input row, each piece's columns
+      // come from a few (masked) loads of its tile row, and every one of the alpha columns
+      // of the vector's tiles is one shuffle of those loads (and a zero vector: padding).
+      auto inputTransformPacked = [&](llvm::Value* c0, int64_t count) {
+        kb.forRange(
+            kb.index(0), kb.index(count),
+            [&](llvm::Value* cl) {
+              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl),
+                                                                     kb.index(H * W)));
+              for (int64_t vi = 0; vi < packedVectors; ++vi) {
+                const std::vector<Piece> pieces = piecesOf(vi);
+                // Map columns [lo, lo + width) that each piece's tiles read.
+                std::vector<int64_t> lo, width;
+                for (const Piece& p : pieces) {
+                  const int64_t first = m * p.tc0 - padLeft;
+                  const int64_t end = m * (p.tc0 + p.e1 - p.e0 - 1) + A - padLeft;
+                  lo.push_back(std::max<int64_t>(0, first));
+                  width.push_back(std::max<int64_t>(0, std::min(W, end) - lo.back()));
+                }
+                std::vector<std::vector<llvm::Value*>> h(static_cast<size_t>(A));
+                for (int64_t r = 0; r < A; ++r) {
+                  std::vector<llvm::Value*> sources;
+                  std::vector<int64_t> base;  // each piece's first lane in the joined sources
+                  for (size_t k = 0; k < pieces.size(); ++k) {
+                    base.push_back(int64_t(sources.size()) * L);
+                    if (width[k] == 0) continue;
+                    llvm::Value* ih = b.CreateSub(
+                        b.CreateAdd(b.CreateMul(b.CreateAdd(tr0, kb.index(pieces[k].trl)),
+                                                kb.index(m)),
+                                    kb.index(r)),
+                        kb.index(padTop));
+                    llvm::Value* inside = b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)),
+                                                      b.CreateICmpSLT(ih, kb.index(H)));
+                    llvm::Value* clamped = b.CreateSelect(inside, ih, kb.index(0));
+                    llvm::Value* rowAt = b.CreateAdd(channel, b.CreateMul(clamped, kb.index(W)));
+                    for (int64_t q = 0; q * L < width[k]; ++q) {
+                      llvm::Value* mask = columnMask(L, 0, 0, width[k] - q * L, L);
+                      llvm::Value* part =
+                          maskedLoad(vecTy, 0, b.CreateAdd(rowAt, kb.index(lo[k] + q * L)), mask);
+                      sources.push_back(b.CreateSelect(inside, part, zero));
+                    }
+                  }
+                  const int zeroLane = int(sources.size() * L);
+                  sources.push_back(zero);
+                  llvm::Value* joined = kb.concatVectors(sources);
+                  std::vector<llvm::Value*> x;
+                  for (int64_t s = 0; s < A; ++s) {
+                    std::vector<int> pick(L, zeroLane);
+                    for (size_t k = 0; k < pieces.size(); ++k)
+                      for (int64_t e = pieces[k].e0; e < pieces[k].e1; ++e) {
+                        const int64_t col = m * (pieces[k].tc0 + e - pieces[k].e0) + s - padLeft;
+                        if (col >= lo[k] && col < lo[k] + width[k])
+                          pick[size_t(e)] = int(base[k] + col - lo[k]);
+                      }
+                    x.push_back(b.CreateShuffleVector(joined, pick));
+                  }
+                  for (int64_t j = 0; j < A; ++j) h[r].push_back(combine(&wm.bt[j * A], 1, x));
+                }
+                // Column transform, stored at V[pos][cl][vi * L].
+                llvm::Value* rowSlot =
+                    b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), kb.index(vi * L));
+                for (int64_t i = 0; i < A; ++i) {
+                  for (int64_t j = 0; j < A; ++j) {
+                    std::vector<llvm::Value*> column;
+                    for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
+                    llvm::Value* value = combine(&wm.bt[i * A], 1, column);
+                    const double scale = inKernel ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
+                    if (scale != 1) value = b.CreateFMul(value, splatF(scale));
+                    llvm::Value* at = b.CreateAdd(rowSlot, kb.index((i * A + j) * vPosition));
+                    b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
+                  }
+                }
+              }
+            },
+            /*unroll=*/false);
+      };
+
+      // outputTransform with packed slots: per vector, Y of its tiles; per piece and output
+      // row, the piece's m * (e1 - e0) pixels are shuffles of that row's m vectors.
+      auto outputTransformPacked = [&](llvm::Value* panel, int64_t panelRows, llvm::Value* mp) {
+        kb.forRange(
+            kb.index(0), kb.index(panelRows),
+            [&](llvm::Value* row) {
+              llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
+              llvm::Value* plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
+              llvm::Value* bias =
+                  hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
+              FusedEpilogue::Row chainRow;
+              if (chain) chainRow = epilogue.row(plane);
+              llvm::Value* mRow = b.CreateAdd(b.CreateMul(mp, kb.index(P * MR * slotsBuf)),
+                                              b.CreateMul(row, kb.index(slotsBuf)));
+              for (int64_t vi = 0; vi < packedVectors; ++vi) {
+                llvm::Value* slot = b.CreateAdd(mRow, kb.index(vi * L));
+                std::vector<std::vector<llvm::Value*>> t(static_cast<size_t>(A));
+                for (int64_t a = 0; a < A; ++a) {
+                  std::vector<llvm::Value*> mv;
+                  for (int64_t bb = 0; bb < A; ++bb) {
+                    llvm::Value* at = b.CreateAdd(slot, kb.index((a * A + bb) * MR * slotsBuf));
+                    mv.push_back(b.CreateAlignedLoad(vecTy, vecAt(mBuf, at), llvm::Align(4)));
+                  }
+                  for (int64_t j = 0; j < m; ++j) t[a].push_back(combine(&wm.at[j * A], 1, mv));
+                }
+                const std::vector<Piece> pieces = piecesOf(vi);
+                for (int64_t i = 0; i < m; ++i) {
+                  std::vector<llvm::Value*> y;
+                  for (int64_t j = 0; j < m; ++j) {
+                    std::vector<llvm::Value*> column;
+                    for (int64_t a = 0; a < A; ++a) column.push_back(t[a][j]);
+                    llvm::Value* value = combine(&wm.at[i * A], 1, column);
+                    y.push_back(bias ? b.CreateFAdd(value, bias) : value);
+                  }
+                  llvm::Value* joined = kb.concatVectors(y);  // pixel j of tile e: j * L + e
+                  for (const Piece& p : pieces) {
+                    llvm::Value* oh = b.CreateAdd(
+                        b.CreateMul(b.CreateAdd(tr0, kb.index(p.trl)), kb.index(m)), kb.index(i));
+                    const int64_t col0 = m * p.tc0, pixels = m * (p.e1 - p.e0);
+                    auto store = [&] {
+                      llvm::Value* rowStart = b.CreateMul(oh, kb.index(OW));
+                      for (int64_t q = 0; q * L < pixels && col0 + q * L < OW; ++q) {
+                        std::vector<int> pick;
+                        for (int64_t e = 0; e < int64_t(L); ++e) {
+                          const int64_t px = std::min(q * L + e, pixels - 1);
+                          pick.push_back(int((px % m) * L + p.e0 + px / m));
+                        }
+                        llvm::Value* value = activate(b.CreateShuffleVector(joined, pick));
+                        llvm::Value* mask = columnMask(L, col0 + q * L, 0, OW, pixels - q * L);
+                        llvm::Value* column = b.CreateAdd(rowStart, kb.index(col0 + q * L));
+                        if (chain) value = epilogue.applyVector(value, chainRow, column, mask);
+                        llvm::Value* at = b.CreateAdd(plane, column);
+                        if (mask) {
+                          b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4),
+                                              mask);
+                        } else {
+                          b.CreateAlignedStore(value, kb.elementAddress(out, at), llvm::Align(4));
+                        }
+                      }
+                    };
+                    if (OH % m == 0) {
+                      store();
+                    } else {
+                      kb.ifThen(b.CreateICmpSLT(oh, kb.index(OH)), store);
+                    }
+                  }
+                }
+              }
+            },
+            /*unroll=*/false);
+      };
+
       // U' = H g H^T of `panel`'s rows x the run of channels [cAbs, cAbs + count) into uBuf,
       // from the run's taps ([tap][c][rows], winograd_plan.h): elementwise over vectors of
       // (channel, row) pairs.
@@ -392,7 +568,11 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       // Channels [c0, c0 + count): V, then per panel of the group and position the products
       // (from zero if `first`, else from the M buffer), then the output if `last`.
       auto cBlock = [&](llvm::Value* c0, int64_t count, llvm::Value* first, llvm::Value* last) {
-        inputTransform(c0, count);
+        if (packed) {
+          inputTransformPacked(c0, count);
+        } else {
+          inputTransform(c0, count);
+        }
         auto panelWork = [&](llvm::Value* panel, int64_t panelRows) {
           llvm::Value* mp = oneCBlock ? kb.index(0) : b.CreateSub(panel, panelLo);
           // The taps of the next run, which follow this one's (this panel's next channels,
@@ -493,10 +673,17 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
               products(kb.index(runs * kc), lastRun, runs == 0 ? first : b.getFalse());
             }
           }
+          auto output = [&] {
+            if (packed) {
+              outputTransformPacked(panel, panelRows, mp);
+            } else {
+              outputTransform(panel, panelRows, mp);
+            }
+          };
           if (last == b.getTrue()) {
-            outputTransform(panel, panelRows, mp);
+            output();
           } else {
-            kb.ifThen(last, [&] { outputTransform(panel, panelRows, mp); });
+            kb.ifThen(last, output);
           }
         };
         kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelWork(panel, MR); },
