@@ -192,13 +192,13 @@ std::vector<AlignedBuffer> RuntimeSession::allocateOutputs(uint32_t function) co
 
 void RuntimeSession::call(uint32_t function, const std::vector<AlignedBuffer>& inputs,
                           const std::vector<AlignedBuffer>& outputs) {
-  std::vector<kiln_input> in;
-  for (const AlignedBuffer& b : inputs) in.push_back({b.data(), b.size()});
-  std::vector<kiln_output> out;
-  for (const AlignedBuffer& b : outputs) out.push_back({b.data(), b.size()});
-  kiln_status_t status =
-      kiln_context_call(context_, function, in.data(), static_cast<uint32_t>(in.size()),
-                        out.data(), static_cast<uint32_t>(out.size()));
+  callInputs_.clear();
+  for (const AlignedBuffer& b : inputs) callInputs_.push_back({b.data(), b.size()});
+  callOutputs_.clear();
+  for (const AlignedBuffer& b : outputs) callOutputs_.push_back({b.data(), b.size()});
+  kiln_status_t status = kiln_context_call(
+      context_, function, callInputs_.data(), static_cast<uint32_t>(callInputs_.size()),
+      callOutputs_.data(), static_cast<uint32_t>(callOutputs_.size()));
   if (status != KILN_OK) {
     std::string message = kiln_context_error(context_);
     if (message.empty()) message = kiln_status_string(status);

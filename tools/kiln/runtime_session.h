@@ -66,6 +66,8 @@ class RuntimeSession {
                                            const std::vector<HostTensor>& tensors) const;
   std::vector<AlignedBuffer> allocateOutputs(uint32_t function) const;
 
+  // Calls the function. Allocates nothing after the first call with as many inputs and
+  // outputs (the buffer lists are kept), so a timed call is the runtime's time alone.
   void call(uint32_t function, const std::vector<AlignedBuffer>& inputs,
             const std::vector<AlignedBuffer>& outputs);
 
@@ -87,6 +89,8 @@ class RuntimeSession {
   kiln_thread_pool* pool_ = nullptr;
   kiln_context* context_ = nullptr;
   TraceFn trace_;
+  std::vector<kiln_input> callInputs_;  // call()'s buffer lists, reused
+  std::vector<kiln_output> callOutputs_;
 };
 
 }  // namespace kiln::cli
