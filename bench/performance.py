@@ -443,10 +443,10 @@ def writeJitterTable(L, args, model, jitter):
              "thread) are counted and left out, so the unpreempted p99/p50 is kiln's own jitter "
              "on a shared machine (caches that other processes evicted still count). The last "
              "comes from `--floor`: after every timed call `kiln bench` times fixed work of the "
-             "same length that touches no memory (a chain of integer multiply-adds in "
-             "registers), so its p99/p50 is the machine's own jitter in the same seconds (the "
-             "host scheduling the virtual CPU away, frequency changes, interrupts), which no "
-             "runtime can go below.")
+             "same length, of the kind a kernel does but with no runtime around it (vector "
+             "multiply-adds on operands in L1), so its p99/p50 is the machine's own jitter in "
+             "the same seconds (the host scheduling the virtual CPU away, frequency changes, "
+             "interrupts, a sibling hardware thread), which no runtime can go below.")
     L.append("\n`--pin=CPU` pins the calling thread (which runs every kernel at 1 thread) with "
              "sched_setaffinity, so the scheduler does not migrate it between calls; "
              "`--lock-memory` mlockall()s the process so that no call takes a page fault. "

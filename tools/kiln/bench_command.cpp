@@ -117,6 +117,14 @@ PerDispatch preparePerDispatch(const std::string& path, RuntimeSession& session,
   return p;
 }
 
+const char* floorWorkName(FloorKind kind) {
+  switch (kind) {
+    case FloorKind::Avx512: return "avx512-fma";
+    case FloorKind::Avx2: return "avx2-fma";
+    default: return "integer-chain";
+  }
+}
+
 void printStatsJson(JsonWriter& j, const LatencyStats& stats) {
   j.field("min_us", stats.min);
   j.field("p50_us", stats.p50);
@@ -211,6 +219,7 @@ int runBench(const ParsedArgs& args) {
 
   // --floor: fixed work as long as a call (the median of a few), run after every timed call.
   uint64_t floorSteps = 0;
+  const FloorKind floorWork = floorKind();
   std::vector<double> floorSamples;
   if (floor) {
     std::vector<double> probe;
@@ -219,7 +228,7 @@ int runBench(const ParsedArgs& args) {
       call();
       probe.push_back(microsecondsSince(t0));
     }
-    floorSteps = calibrateFloorSteps(summarize(probe).p50);
+    floorSteps = calibrateFloorSteps(summarize(probe).p50, floorWork);
   }
 
   // Room for the samples up front: a reallocation between two calls would evict the caches
@@ -261,7 +270,7 @@ int runBench(const ParsedArgs& args) {
     endWorkgroupCall();
     if (floor) {
       Clock::time_point f0 = Clock::now();
-      floorSink += runFloorWork(floorSteps, floorSink);
+      floorSink += runFloorWork(floorSteps, floorSink, floorWork);
       floorSamples.push_back(microsecondsSince(f0));
     }
   }
@@ -288,6 +297,7 @@ int runBench(const ParsedArgs& args) {
     printStatsJson(j, stats);
     if (preemption) j.field("preempted_calls", uint64_t{preempted});
     if (floor) {
+      j.field("floor_work", floorWorkName(floorWork));
       j.field("floor_steps", floorSteps);
       j.field("floor_p50_us", floorStats.p50);
       j.field("floor_p99_us", floorStats.p99);
@@ -328,9 +338,9 @@ int runBench(const ParsedArgs& args) {
   else if (preemption)
     std::printf("  preempted calls: all %zu\n", samples.size());
   if (floor)
-    std::printf("  machine floor (fixed register-only work run after each call): p50 %.1f us   "
+    std::printf("  machine floor (fixed %s work run after each call): p50 %.1f us   "
                 "p99 %.1f us   jitter %.2f\n",
-                floorStats.p50, floorStats.p99, floorStats.jitter());
+                floorWorkName(floorWork), floorStats.p50, floorStats.p99, floorStats.jitter());
   if (report) {
     if (!per.missingCosts.empty()) std::printf("  note: %s\n", per.missingCosts.c_str());
     if (peak) std::printf("  peak: %.1f GFLOP/s (--peak-gflops)\n", *peak);
@@ -386,11 +396,11 @@ const Command& benchCommand() {
       "--preemption counts the calls during which the scheduler preempted the calling thread\n"
       "(involuntary context switches, two getrusage calls per call) and also reports p50, p99\n"
       "and jitter of the other calls: kiln's own jitter on a machine shared with other work.\n"
-      "--floor runs fixed work after every timed call (a chain of integer multiply-adds in\n"
-      "registers, calibrated to the median call's length: no memory, no system call) and\n"
-      "reports its p50, p99 and jitter: the machine's own jitter in the same seconds (host\n"
-      "scheduling, frequency, interrupts), the floor under the calls' (--seconds then takes\n"
-      "about twice as long).",
+      "--floor runs fixed work after every timed call (vector multiply-adds on operands in L1,\n"
+      "calibrated to the median call's length; no runtime, no system call) and reports its\n"
+      "p50, p99 and jitter: the machine's own jitter in the same seconds (host scheduling,\n"
+      "frequency, interrupts, a sibling hardware thread), the floor under the calls'\n"
+      "(--seconds then takes about twice as long).",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads (default 1: the calling thread)"},
@@ -408,7 +418,7 @@ const Command& benchCommand() {
        {"preemption", FlagKind::Bool, "",
         "count calls preempted by the scheduler; statistics of the others"},
        {"floor", FlagKind::Bool, "",
-        "time fixed register-only work between the calls: the machine's own jitter"},
+        "time fixed kernel-like work between the calls: the machine's own jitter"},
        {"json", FlagKind::Bool, "", "print one JSON object"},
        {"constants", FlagKind::Value, "FILE",
         "the constants of an artifact compiled with --external-constants"}},
