@@ -410,11 +410,16 @@ uint32_t emitConvPool(KernelBuilder& kb) {
             });
             return;
           }
-          // Vector v of pooled columns: tap q of lane group i reads the row's floats from
-          // (v * psw + i) * L + skip + q on: vector v * psw + (i * L + skip + q) / L of the
-          // window maxima, shifted by (skip + q) % L lanes into the next one (a lane
-          // rotation of two registers); max over the taps, then every psw-th lane.
-          auto pooledVector = [&](llvm::Value* v, llvm::Value* mask) {
+          // Vector v of pooled columns: lane l's tap q reads float (v * L + l) * psw + skip + q
+          // of the row. The window maxima from vector v * psw on, deinterleaved by psw (phase
+          // p: floats p, p + psw, ...), give every tap as one phase shifted by whole lanes:
+          // tap q is phase (skip + q) % psw from lane (skip + q) / psw, the lanes past the
+          // vector from the next deinterleaved block (a lane rotation of two registers).
+          // SqueezeNet's 3x3 s2: 3 shuffles, 1 rotation, 2 maxima per vector. Only the row
+          // vectors the `used` lanes read are loaded (the last vector of 55 pooled columns:
+          // 7 lanes, 1 row vector of 3).
+          auto pooledVector = [&](llvm::Value* v, int64_t used) {
+            llvm::Value* mask = laneMask(used, 0);
             llvm::Value* first = b.CreateMul(v, kb.index(psw));
             std::vector<llvm::Value*> maxima;  // window maxima of vectors first + c
             auto maximum = [&](int64_t c) {
@@ -422,25 +427,36 @@ uint32_t emitConvPool(KernelBuilder& kb) {
                 maxima.push_back(windowMax(b.CreateAdd(first, kb.index(int64_t(maxima.size())))));
               return maxima[size_t(c)];
             };
-            std::vector<llvm::Value*> part(size_t(psw), nullptr);
-            for (int64_t q = 0; q < pkw; ++q)
-              for (int64_t i = 0; i < psw; ++i) {
-                const int64_t e = i * L + skip + q, c = e / L, shift = e % L;
-                llvm::Value* x = maximum(c);
-                if (shift != 0) {
-                  std::vector<int> lanes;
-                  for (int64_t l = 0; l < L; ++l) lanes.push_back(int(shift + l));
-                  x = b.CreateShuffleVector(x, maximum(c + 1), lanes);
-                }
-                part[size_t(i)] = part[size_t(i)] ? kb.maxValue(part[size_t(i)], x) : x;
+            // Phase p of deinterleaved block `block` (psw vectors from first + block * psw),
+            // its first `lanes` lanes (the vectors the others need are not read).
+            llvm::Value* poison = llvm::PoisonValue::get(vecTy);
+            auto phase = [&](int64_t block, int64_t p, int64_t lanes) -> llvm::Value* {
+              if (lanes <= 0) return poison;
+              const int64_t vectors = (p + psw * (lanes - 1)) / L + 1;
+              std::vector<llvm::Value*> parts;
+              for (int64_t i = 0; i < psw; ++i)
+                parts.push_back(i < vectors ? maximum(block * psw + i) : poison);
+              if (psw == 1) return parts[0];
+              return kb.strideLanes(kb.concatVectors(std::move(parts)), p, psw, L);
+            };
+            llvm::Value* m = nullptr;
+            for (int64_t q = 0; q < pkw; ++q) {
+              const int64_t p = (skip + q) % psw, lane = (skip + q) / psw;
+              const int64_t block = lane / L, shift = lane % L;
+              // Stream lanes shift .. shift + used - 1 of block, then of the next one.
+              llvm::Value* x = phase(block, p, std::min(L, shift + used));
+              if (shift != 0) {
+                std::vector<int> lanes;
+                for (int64_t l = 0; l < L; ++l) lanes.push_back(int(shift + l));
+                x = b.CreateShuffleVector(x, phase(block + 1, p, shift + used - L), lanes);
               }
-            llvm::Value* m = kb.concatVectors(std::move(part));
-            if (psw > 1) m = kb.strideLanes(m, 0, psw, L);
+              m = m ? kb.maxValue(m, x) : x;
+            }
             storeVec(m, kb.elementAddress(out, b.CreateAdd(dst, b.CreateMul(v, kb.index(L)))),
                      mask);
           };
-          kb.forRange(0, PW / L, [&](llvm::Value* v) { pooledVector(v, nullptr); });
-          if (PW % L) pooledVector(kb.index(PW / L), laneMask(PW % L, 0));
+          kb.forRange(0, PW / L, [&](llvm::Value* v) { pooledVector(v, L); });
+          if (PW % L) pooledVector(kb.index(PW / L), PW % L);
         });
       });
     };
