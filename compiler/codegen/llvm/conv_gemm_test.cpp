@@ -29,8 +29,8 @@ TargetConfig targetNamed(const std::string& name) {
   return resolveTarget(request);
 }
 
-// `target`: a friendly target the test machine runs ("host": AVX2 here; "x86_64": SSE).
-void check(const Case& t, bool pack = true, const std::string& target = "host") {
+void checkOn(const Case& t, bool pack, const std::string& target) {
+  SCOPED_TRACE(target);
   KernelDesc d = testing::describeConv(t, "conv_gemm");
   ConvGemmTile tile = convGemmTile(d, vectorUnitOf(targetNamed(target)));
   ASSERT_TRUE(tile.applies()) << "the GEMM kernel should take this convolution";
@@ -49,6 +49,13 @@ void check(const Case& t, bool pack = true, const std::string& target = "host") 
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+}
+
+// `target`: a friendly target the test machine runs ("x86_64": SSE); by default every vector
+// target it runs (AVX2, and AVX-512 where the host has it: their tiles and paths differ).
+void check(const Case& t, bool pack = true, const std::string& target = "") {
+  if (!target.empty()) return checkOn(t, pack, target);
+  for (const std::string& name : testing::runnableVectorTargets()) checkOn(t, pack, name);
 }
 
 TEST(ConvGemm, PanelPackingOrder) {
@@ -102,15 +109,19 @@ TEST(ConvGemm, Pointwise) {
   check({2, 12, 7, 9, 8, 1, 1}, false);
 }
 
-// Up to kMaxFewOCK (256) channels into at most kFewOC (64): B read in place, tile by tile over every
-// panel, the next tile's rows prefetched (the last full tile's prefetch stays in the map).
+// Up to kMaxFewOCK (256; AVX-512 kMaxFewOCK16, 512) channels into at most kFewOC (64): B read
+// in place, tile by tile over every panel, the next tile's rows prefetched (the last full
+// tile's prefetch stays in the map).
 TEST(ConvGemm, PointwiseFewOutputChannels) {
   check({1, 200, 4, 4, 12, 1, 1}, false);  // one full tile, unpacked A
   check({2, 160, 5, 5, 13, 1, 1});         // 25 pixels: a 9-pixel tail, OC % 6 = 1
   check({1, 256, 13, 13, 48, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
   check({1, 256, 9, 11, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
-  // 384 channels: packed again (a tile's rows would not fit L1), one 384-row K block.
+  // 384 channels: packed again on AVX2 (a tile's rows would not fit L1), one 384-row K block;
+  // in place on AVX-512 (up to kMaxFewOCK16, 512 channels), as is 512 -> 64.
   check({1, 384, 7, 9, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+  check({1, 512, 13, 13, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  check({1, 520, 5, 5, 48, 1, 1});  // over 512: packed on both
   check({1, 144, 7, 7, 32, 1, 1});  // 49 = 3 x 16 + 1: the tail over panel pairs
   check({2, 129, 6, 5, 7, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::Clip});
 }
@@ -139,7 +150,20 @@ TEST(ConvGemm, WideAndNeonTiles) {
     int vectorMultiplyAdds = testing::vectorMultiplyAdds(text, t);
     EXPECT_GE(vectorMultiplyAdds, tile.mr * tile.nrVectors) << t.name;
     EXPECT_NE(text.find(t.prefetch), std::string::npos) << t.name;
+    // Packed tiles prefetch the next panel's weights (B is not read in place here).
+    KernelDesc packed = testing::describeConv({1, 600, 9, 9, 70, 1, 1}, "conv_gemm");
+    packed.weightLayout = ConvWeights::GemmPanels;
+    packed.weightPanel = convGemmTile(packed, vectorUnitOf(target)).mr;
+    std::string packedText = testing::disassemble(generateKernels({packed}, target));
+    EXPECT_NE(packedText.find(t.prefetch), std::string::npos) << t.name << " (packed)";
   }
+}
+
+// Packed 1x1 tiles like SqueezeNet's classifier (169 pixels: a 9-pixel tail over panel pairs
+// on AVX-512, groups of tiles over many panels, each prefetching the next panel's weights).
+TEST(ConvGemm, PackedPanelsPrefetchingWeights) {
+  check({1, 512, 13, 13, 100, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  check({2, 300, 6, 11, 90, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
 }
 
 TEST(ConvGemm, ThreeByThree) {

@@ -3,9 +3,10 @@
 // the GEMM microkernel (emit_gemm_microkernel.h), vectorised over output pixels so the NCHW
 // output is the tile's rows, stored as they are.
 //  - A: the weights, packed at compile time in panels of MR output channels (weightPanel)
-//    so each k step's MR broadcasts are consecutive floats; unpacked OIHW also works.
-//  - B: for 1x1 / stride 1 / no padding with at most kMaxDirectK channels (or kMaxFewOCK
-//    into at most kFewOC) the input itself (row k = channel k, stride H*W), a tile at a time
+//    so each k step's MR broadcasts are consecutive floats, the next panel's block prefetched
+//    by the tiles of the current one; unpacked OIHW also works.
+//  - B: for 1x1 / stride 1 / no padding with at most kMaxDirectK channels (or kMaxFewOCK,
+//    kMaxFewOCK16 on AVX-512, into at most kFewOC) the input itself (row k = channel k, stride H*W), a tile at a time
 //    over every panel, the next tile's rows prefetched; otherwise a K block x NR im2col
 //    panel per pixel tile on the stack (emit_im2col.h: masked vector loads, strided loads +
 //    shuffles, per-row segments; zeros in the padding).
@@ -40,7 +41,9 @@ constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
 constexpr int64_t kMaxDirectK = 128;     // 1x1 convs read B in place up to this many channels
 constexpr int64_t kFewOC = 64;           // ... or up to kMaxFewOCK into at most this many
 constexpr int64_t kMaxFewOCK = 256;
+constexpr int64_t kMaxFewOCK16 = 512;    // ... with 16-lane vectors (AVX-512)
 constexpr int64_t kMinItems = 8;         // OC panels are split into groups until this many items
+constexpr int64_t kLineFloats = 16;      // a 64-byte cache line
 
 }  // namespace
 
@@ -75,9 +78,14 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // features.7 squeeze 256 -> 32 at 27x27: 187-198 -> 165-171 us by min, 1 thread). A tile's
   // rows (up to two cache lines each) then still fit L1; with 384 or 512 channels they do not
   // and the panels re-read them from L2 (SqueezeNet's 13x13 squeezes 384/512 -> 64: medians
-  // 5-15% worse in place than packed). Larger convolutions are packed in K blocks.
+  // 5-15% worse in place than packed, Zen 3 AVX2; x86_64-v3 code on Zen 5 still 0-7% worse).
+  // With AVX-512's 32-pixel tiles in place wins up to 512 channels (Zen 5, median thread CPU
+  // time, 1 thread, interleaved: SqueezeNet's 384 -> 48 45 -> 33 us, 384 -> 64 56 -> 46,
+  // 512 -> 64 75 -> 61; MobileNetV2's 384 -> 64 + Add at 14x14 62-67 -> 58-60). Larger
+  // convolutions are packed in K blocks.
+  const int64_t maxFewOCK = L >= 16 ? kMaxFewOCK16 : kMaxFewOCK;
   const bool direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && padTop == 0 && padLeft == 0 &&
-                      OH == H && OW == W && (C <= kMaxDirectK || (OC <= kFewOC && C <= kMaxFewOCK));
+                      OH == H && OW == W && (C <= kMaxDirectK || (OC <= kFewOC && C <= maxFewOCK));
   // Flattened tiles waste no lanes at row ends and read contiguously when stride 1 keeps the
   // width; other convolutions with rows of a tile or more use row tiles (contiguous or
   // strided reads instead of gathers).
@@ -140,6 +148,13 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // K steps per microkernel loop iteration: a channel's taps when that is a few (no
   // remainder), else 4.
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
+  // Packed tiles: each full tile of a group prefetches its share of the next panel's block of
+  // A, linesA cache lines per microkernel iteration (together at least the block), so the
+  // panel after finds its weights in cache rather than in L3: SqueezeNet's classifier, 2 MB
+  // of weights, 885-914 us against 924-1023 by median thread CPU time (1 thread, five
+  // interleaved rounds, Zen 5 AVX-512).
+  const int64_t linesA =
+      direct || !packedA ? 0 : (unroll * MR + kLineFloats * groupTiles - 1) / (kLineFloats * groupTiles);
 
   llvm::Type* floatTy = b.getFloatTy();
   auto* vecTy = llvm::FixedVectorType::get(floatTy, L);
@@ -214,10 +229,11 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     // The microkernel for one tile of `rows` output channels from panel `panel` over K range
     // [k0, k0 + kCount), B given by loadB: the tile starts from the bias (first) or the
     // partial sums in the output, and gets the epilogue if `last`.
-    // With rows = 2 * MR the tile spans panels `panel` and `panel` + 1.
+    // With rows = 2 * MR the tile spans panels `panel` and `panel` + 1. prefetchA: where this
+    // tile's share of the next panel's block of A starts (null: no prefetches).
     auto tileProduct = [&](llvm::Value* panel, int64_t rows, llvm::Value* p0, int64_t width,
                            llvm::Value* k0, int64_t kCount, const LoadB& loadB, llvm::Value* first,
-                           llvm::Value* last) {
+                           llvm::Value* last, llvm::Value* prefetchA = nullptr) {
       const int64_t nv = (width + L - 1) / L;
       llvm::Value* oc0 = b.CreateMul(panel, kb.index(MR));
       std::vector<llvm::Value*> outRow(static_cast<size_t>(rows));
@@ -243,7 +259,21 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
                                   : b.CreateAdd(k, kb.index(m * K));
         return kb.load(1, ElemType::F32, b.CreateAdd(aBase, at));
       };
-      emitMicrokernel(kb, {rows, nv, L}, acc, kCount, unroll, loadA, loadB);
+      // Prefetches (read, into every cache level, data) never fault: past the last panel
+      // they may point outside the weights.
+      PerIteration prefetch;
+      if (prefetchA)
+        prefetch = [&](llvm::Value* i) {
+          llvm::Value* line0 =
+              b.CreateAdd(prefetchA, b.CreateMul(i, kb.index(linesA * kLineFloats)));
+          for (int64_t l = 0; l < linesA; ++l) {
+            llvm::Value* address =
+                kb.elementAddress(1, b.CreateAdd(line0, kb.index(l * kLineFloats)));
+            b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                              {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+          }
+        };
+      emitMicrokernel(kb, {rows, nv, L}, acc, kCount, unroll, loadA, loadB, prefetch);
       for (int64_t m = 0; m < rows; ++m) {
         FusedEpilogue::Row row;
         if (chain && last != b.getFalse()) row = epilogue.row(outRow[m]);
@@ -276,7 +306,14 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
           auto panelRow = [&](llvm::Value* panel, int64_t rows, bool tail) {
             kb.forRange(kb.index(0), groupFull, [&](llvm::Value* t) {
               llvm::Value* p0 = b.CreateAdd(groupStart, b.CreateMul(t, kb.index(NR)));
-              tileProduct(panel, rows, p0, NR, k0, kCount, bOf(t, p0, NR), first, last);
+              // The next panel's block of A, tile t of the group its t-th share of the lines.
+              llvm::Value* nextA = nullptr;
+              if (linesA > 0)
+                nextA = b.CreateAdd(
+                    b.CreateAdd(b.CreateMul(b.CreateAdd(panel, kb.index(1)), kb.index(K * MR)),
+                                b.CreateMul(k0, kb.index(MR))),
+                    b.CreateMul(t, kb.index(kCount / unroll * linesA * kLineFloats)));
+              tileProduct(panel, rows, p0, NR, k0, kCount, bOf(t, p0, NR), first, last, nextA);
             });
             if (tailWidth > 0 && tail)
               kb.ifThen(hasTail, [&] {

@@ -16,7 +16,8 @@ Accumulators makeAccumulators(KernelBuilder& kb, const MicroTile& tile) {
 }
 
 void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulators& acc,
-                     int64_t kCount, int64_t unroll, const LoadA& loadA, const LoadB& loadB) {
+                     int64_t kCount, int64_t unroll, const LoadA& loadA, const LoadB& loadB,
+                     const PerIteration& perIteration) {
   if (kCount <= 0) return;
   llvm::IRBuilder<>& b = kb.b();
   auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), tile.lanes);
@@ -41,11 +42,15 @@ void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulator
   };
   int64_t loops = kCount / unroll;
   if (loops == 1) {
+    if (perIteration) perIteration(kb.index(0));
     run(kb.index(0), unroll);
   } else if (loops > 1) {
     kb.forRange(
         kb.index(0), kb.index(loops),
-        [&](llvm::Value* i) { run(b.CreateMul(i, kb.index(unroll), "", true, true), unroll); },
+        [&](llvm::Value* i) {
+          if (perIteration) perIteration(i);
+          run(b.CreateMul(i, kb.index(unroll), "", true, true), unroll);
+        },
         /*unroll=*/false);
   }
   if (kCount % unroll) run(kb.index(loops * unroll), kCount % unroll);

@@ -34,9 +34,14 @@ Accumulators makeAccumulators(KernelBuilder& kb, const MicroTile& tile);
 using LoadA = std::function<llvm::Value*(llvm::Value* k, int64_t m)>;
 using LoadB = std::function<llvm::Value*(llvm::Value* k, int64_t v)>;
 
+// Emitted once per loop iteration of `unroll` k steps (not for the remainder), given the
+// iteration's index: e.g. software prefetches spread over the K loop.
+using PerIteration = std::function<void(llvm::Value* iteration)>;
+
 // Emits the K loop over `tile` (tile.mr x tile.nrVectors of `acc`, already initialised):
 // kCount steps, `unroll` of them per loop iteration, the remainder after the loop.
 void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulators& acc,
-                     int64_t kCount, int64_t unroll, const LoadA& loadA, const LoadB& loadB);
+                     int64_t kCount, int64_t unroll, const LoadA& loadA, const LoadB& loadB,
+                     const PerIteration& perIteration = nullptr);
 
 }  // namespace kiln::codegen::detail
