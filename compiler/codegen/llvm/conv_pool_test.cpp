@@ -3,10 +3,11 @@
 // padded convolutions (3x3 s2 as SqueezeNet's stem, 7x7 s2 pad 3 as ResNet's), pools with
 // pads, ceil mode and windows wholly in the padding, K larger than one block, OC not a
 // multiple of the panel, two images, weights packed (as the driver packs them) and OIHW,
-// the host's AVX2 and 4-lane SSE, the plain loops (pool width stride 5), and 1, 2 and 5
-// workgroups (every split must agree). Few-channel convolutions read input planes (strides
-// 1-4, pads, rows outside the image) and the unpooled stems (convStemDirect) store their
-// rows straight to the output; AVX-512 and NEON compile both.
+// AVX2 (x86_64-v3), AVX-512 (x86_64-v4, where the host has it) and 4-lane SSE, the plain
+// loops (pool width stride 5), the width pass's strides 1-4 with tails and pads, and 1, 2
+// and 5 workgroups (every split must agree). Few-channel convolutions read input planes
+// (strides 1-4, pads, rows outside the image) and the unpooled stems (convStemDirect) store
+// their rows straight to the output; AVX-512 and NEON compile both everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -166,6 +167,39 @@ TEST(ConvPool, InputPlanes) {
                {{2, 2}, {2, 2}, {0, 0, 0, 0}, true});
   checkTargets({2, 1, 12, 40, 13, 3, 9, {1, 1}, {1, 1}, {1, 4, 1, 4}, true, Activation::Clip},
                {{3, 3}, {1, 2}, {1, 1, 1, 1}, false});
+}
+
+TEST(ConvPool, WidthPassTails) {
+  // The width pass on 75 convolution columns (AVX-512: 2 or 4 vectors of pooled columns and
+  // a tail; AVX2: more): pad 1 (the window starts 15 lanes into a vector), stride 3 with a
+  // 5-wide window, ceil mode; the tail loads only the row vectors its lanes read.
+  const testing::ConvCase conv{1, 3,      9,      75,           5,    3,
+                               3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu};
+  checkTargets(conv, {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+  checkTargets(conv, {{2, 5}, {1, 3}, {0, 2, 0, 2}, false});
+  checkTargets(conv, {{3, 4}, {2, 2}, {0, 0, 0, 0}, true});
+  checkTargets(conv, {{2, 2}, {2, 4}, {0, 1, 0, 1}, true});
+}
+
+TEST(ConvPool, StemsReadPlanesOnAvx512) {
+  // The torch stems with AVX-512's 12 x 32 tile: SqueezeNet's and ResNet-18's (3 * 7 rows
+  // * 2 phases * 144 floats = 6048, just within the planes' 24 KB) read planes, and
+  // MobileNetV2's unpooled stem takes the conv+pool kernel.
+  const VectorUnit avx512{16, 32};
+  KernelDesc squeeze = describe({1, 3, 224, 224, 64, 3, 3, {2, 2}}, {{3, 3}, {2, 2}, {}, true});
+  KernelDesc resnet = describe({1, 3, 224, 224, 64, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},
+                               {{3, 3}, {2, 2}, {1, 1, 1, 1}, false});
+  for (const KernelDesc* d : {&squeeze, &resnet}) {
+    const ConvGemmTile tile = convGemmTile(*d, avx512);
+    EXPECT_EQ(tile.mr, 12);
+    EXPECT_EQ(tile.nr(), 32);
+    EXPECT_TRUE(convPoolPlanes(*d, tile));
+    EXPECT_EQ(convPlaneLength(*d, tile), 144);  // 4 tiles of 32 + the kernel's overhang
+  }
+  KernelDesc mobile = testing::describeConv(
+      {1, 3, 224, 224, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip}, "stem");
+  EXPECT_TRUE(convStemDirect(mobile, avx512));
+  EXPECT_EQ(chooseConvWeights(mobile, avx512, true), ConvWeights::GemmPanels);
 }
 
 TEST(ConvPool, WhichConvolutionsReadPlanes) {
