@@ -4,8 +4,8 @@
 // tile, channel counts that need several channel blocks, two images, bias, Relu/Clip and a
 // residual epilogue chain; the weights as the driver packs them, transformed at compile time
 // (Winograd) and transformed by the kernel (WinogradPanels: runs of channels and a shorter
-// last run), on AVX2, SSE and, where the host runs it, AVX-512 (with its packed transforms on
-// maps of few tiles per row); compile-only on NEON. Also the weight transform and the tap
+// last run), on AVX2, SSE and, where the host runs it, AVX-512 (packed transforms on maps of
+// few tiles per row); compile-only on NEON. Also the weight transform and the tap
 // packing against hand-computed values and the policy's choices.
 #include <gtest/gtest.h>
 
@@ -178,8 +178,9 @@ TEST(ConvWinograd, Policy) {
 }
 
 TEST(ConvWinograd, PackedSlots) {
-  // Packed transforms on AVX-512 where a tile row has at most 8 tiles: 13x13 F(4x4) (4 tiles),
-  // 27x27 F(4x4) (7), 7x7 F(2x2) (4); not 55x55 F(4x4) (14), nor on AVX2.
+  // Packed transforms where a tile row has at most half a vector of tiles: on AVX-512 13x13
+  // F(4x4) (4 tiles), 27x27 F(4x4) (7), 7x7 F(2x2) (4), not 55x55 F(4x4) (14); on AVX2 the
+  // 4-tile maps only; not on SSE.
   auto packed = [](const Case& t, VectorUnit unit) {
     KernelDesc d = describe(t);
     WinogradPlan plan = winogradPlan(d, unit);
@@ -189,18 +190,21 @@ TEST(ConvWinograd, PackedSlots) {
   EXPECT_TRUE(packed({1, 32, 27, 27, 128}, {16, 32}));
   EXPECT_TRUE(packed({1, 512, 7, 7, 512}, {16, 32}));
   EXPECT_FALSE(packed({1, 16, 55, 55, 64}, {16, 32}));
-  EXPECT_FALSE(packed({1, 64, 13, 13, 256}, {8, 16}));
-  // Vectors that span three and four tile rows (7 and 5 tiles per row), a shorter last
+  EXPECT_TRUE(packed({1, 64, 13, 13, 256}, {8, 16}));
+  EXPECT_FALSE(packed({1, 32, 27, 27, 128}, {8, 16}));
+  EXPECT_FALSE(packed({1, 16, 6, 6, 16}, {4, 16}));
+  // Vectors that span two to four tile rows (7, 5 and 4 tiles per row), a shorter last
   // vector, two images, pads that leave a piece with only padding columns, Relu and a
-  // residual chain (MapsAndPads and the others run packed blocks on AVX-512 too).
-  if (!testing::hostRunsAvx512()) GTEST_SKIP() << "the host does not run AVX-512";
-  for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
-    check({1, 20, 27, 27, 30}, 4, layout, "x86_64-v4");
-    check({1, 16, 20, 20, 16, {1, 1, 1, 1}, true, Activation::Relu}, 4, layout, "x86_64-v4");
-    check({2, 16, 9, 9, 18, {4, 4, 0, 0}}, 2, layout, "x86_64-v4");  // tile column 0: padding
-    check({1, 24, 10, 10, 16, {1, 1, 1, 1}, false, Activation::None, true}, 2, layout,
-          "x86_64-v4");
-  }
+  // residual chain, on AVX2 and AVX-512 (MapsAndPads and the others run packed blocks too).
+  for (const std::string& target : testing::runnableVectorTargets())
+    for (ConvWeights layout : {ConvWeights::Winograd, ConvWeights::WinogradPanels}) {
+      check({1, 20, 27, 27, 30}, 4, layout, target);
+      check({1, 16, 20, 20, 16, {1, 1, 1, 1}, true, Activation::Relu}, 4, layout, target);
+      check({2, 16, 9, 9, 18, {4, 4, 0, 0}}, 2, layout, target);  // tile column 0: padding
+      check({1, 24, 10, 10, 16, {1, 1, 1, 1}, false, Activation::None, true}, 2, layout, target);
+      check({1, 16, 7, 7, 20}, 2, layout, target);  // 4 tiles per row: packed on AVX2 too
+      check({1, 24, 13, 13, 17}, 4, layout, target);
+    }
 }
 
 TEST(ConvWinograd, RowBlocks) {

@@ -10,13 +10,18 @@
 //    column transform are plain vector adds (and a few multiplies for F(4x4)); the alpha^2
 //    vectors go to V[pos][channel][slot] on the stack (all channels at once where they fit
 //    the budget of winogradBlocks, else one block of channels at a time);
-//  - packed slots (AVX-512, at most 8 tiles per tile row: winogradPackedSlots): a vector is
+//  - packed slots (at most half a vector of tiles per tile row: winogradPackedSlots): a vector is
 //    L consecutive slots instead, across tile rows, gathered per input row by a shuffle of a
 //    few masked loads of each tile row it touches; the output transform scatters its pixels
 //    back per tile row the same way. SqueezeNet's 13x13 expand3x3 (4 tiles per row: 4 of 16
 //    lanes did work) with stored weights: features.9/10 142-160 -> 111-135 us, features.11/12
 //    231-276 -> 186-231 us (sums of per-workgroup CPU minimums, 1 thread, Zen 5, interleaved,
-//    a loaded machine); ResNet-18 layer2 (28x28, 7 tiles) 530-567 -> 493-539 us;
+//    a loaded machine); ResNet-18 (one binary, packing switched off and on, 4 rounds)
+//    layer2 (28x28, 7 tiles) 555-613 -> 520-584 us, layer3 (14x14, 4 tiles) 688-793 ->
+//    595-674 us, layer4 (7x7 F(2x2), 4 tiles) 1044-1192 -> 988-1129 us. AVX2 (x86_64-v3
+//    artifacts on Zen 5, 4 of 8 lanes did work; 3 rounds): SqueezeNet 13x13 features.9/10
+//    197-206 -> 155-191 us, features.11/12 328-347 -> 313-352 us, ResNet-18 layer3
+//    1029-1049 -> 947-1021 us, layer4 1598-1634 -> 1523-1638 us;
 //  - per position pos, M[pos] = U[pos] x V[pos] on the GEMM microkernel
 //    (emit_gemm_microkernel.h): A = the U panel's scalars broadcast, B = V's slot vectors;
 //    the products of one panel of output channels go to the M buffer (with several channel

@@ -65,13 +65,12 @@ struct WinogradBlocks {
 WinogradBlocks winogradBlocks(const KernelDesc& desc, const ConvGemmTile& tile, int64_t m);
 // Whether the kernel's transforms take vectors of L consecutive slots across tile rows
 // ("packed": lane e of a block's vector v is the tile of slot v * L + e) rather than L tiles
-// of one tile row: on AVX-512 where a tile row has at most half a vector of tiles (13x13
-// F(4x4) and 7x7 F(2x2): 4 tiles, 27x27 and 28x28 F(4x4): 7), so that every lane of the
-// transforms does work (their two-source lane permutes gather a vector from several rows).
-// Not on AVX2: SqueezeNet's 13x13 expand3x3 (4 of 8 lanes) ran 5-10% slower packed
-// (x86_64-v3 artifact on Zen 5, per-workgroup CPU minimums, interleaved).
+// of one tile row: where a tile row has at most half a vector of tiles (AVX-512: 13x13/14x14
+// F(4x4) and 7x7 F(2x2), 4 tiles; 27x27/28x28 F(4x4), 7; AVX2: the 4-tile ones), so that
+// every lane of the transforms does work (lane permutes gather a vector from several rows).
+// Not below 8 lanes (SSE, NEON: maps of 2 tiles per row; not measured).
 inline bool winogradPackedSlots(const WinogradBlocks& blocks, int64_t lanes) {
-  return lanes >= 16 && blocks.tileCols * 2 <= lanes;
+  return lanes >= 8 && blocks.tileCols * 2 <= lanes;
 }
 inline bool winogradApplies(const KernelDesc& desc, VectorUnit unit) {
   return winogradPlan(desc, unit).applies();
