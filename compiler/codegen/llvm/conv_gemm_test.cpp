@@ -160,7 +160,8 @@ TEST(ConvGemm, WideAndNeonTiles) {
 }
 
 // Packed 1x1 tiles like SqueezeNet's classifier (169 pixels: a 9-pixel tail over panel pairs
-// on AVX-512, groups of tiles over many panels, each prefetching the next panel's weights).
+// on AVX-512, groups of tiles over many panels, each prefetching the next panel's weights;
+// on AVX-512 the whole map is one group of tiles, 384 KB of B panels, also with two images).
 TEST(ConvGemm, PackedPanelsPrefetchingWeights) {
   check({1, 512, 13, 13, 100, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
   check({2, 300, 6, 11, 90, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});

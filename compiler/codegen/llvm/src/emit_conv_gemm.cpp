@@ -38,6 +38,7 @@ constexpr int64_t kPanelFloats = 49152;  // a group's B panels: 192 KB (L2) at m
 constexpr int64_t kMaxBlockK = 256;      // K block: a tile's B (16 KB for NR = 16) stays in L1
 constexpr int64_t kMaxBlockK1x1 = 512;   // ... for packed 1x1 tiles (see blockK)
 constexpr int64_t kGroupTiles = 8;       // flattened tiles per group at most
+constexpr int64_t kWholeMapFloats = 98304;  // B panels of a whole small map: 384 KB (L2)
 constexpr int64_t kMaxDirectK = 128;     // 1x1 convs read B in place up to this many channels
 constexpr int64_t kFewOC = 64;           // ... or up to kMaxFewOCK into at most this many
 constexpr int64_t kMaxFewOCK = 256;
@@ -114,14 +115,26 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // channels are split in more than two: every OC group packs its pixel group's B panels
   // again (ResNet-18 layer3.0 conv1, 14x14: 4 OC groups x 2 pixel groups packed each panel
   // four times; 2 x 4 twice).
+  // On AVX-512 a packed 1x1 stride-1 convolution over a map of at most kGroupTiles tiles
+  // (SqueezeNet's 13x13 classifier: 6 tiles of 32 pixels, the last of 9) is one pixel group,
+  // its B panels for a K block of up to kMaxBlockK1x1 rows within kWholeMapFloats, and its
+  // output channels kMinItems / 2 groups: 3 pixel groups (2, 2 and 1 + the tail) x 3 OC groups
+  // made 9 items of unequal work, 40-48 us over half at 2 threads by the pool's schedule of
+  // the per-workgroup minimums (Zen 5): 413-417 us against 448-458 for the dispatch, 1 thread
+  // even (810-835 against 800-846 us, sum of per-workgroup minimums; 829-874 against 823-876
+  // by per-dispatch min).
+  const bool wholeMap = L >= 16 && sameWidth && !direct && taps == 1 &&
+                        spanTiles <= kGroupTiles &&
+                        spanTiles * NR * std::min(K, kMaxBlockK1x1) <= kWholeMapFloats;
   int64_t pixelGroups = rowAligned ? OH / groupRows : (spanTiles + kGroupTiles - 1) / kGroupTiles;
-  if (!rowAligned && !direct)
+  if (!rowAligned && !direct && !wholeMap)
     pixelGroups = std::min(spanTiles, std::max(pixelGroups, (kMinItems / 2 + N - 1) / N));
   const int64_t groupTiles = rowAligned ? spanTiles : (spanTiles + pixelGroups - 1) / pixelGroups;
   if (!rowAligned) pixelGroups = (spanTiles + groupTiles - 1) / groupTiles;
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
+  const int64_t minItems = wholeMap ? kMinItems / 2 : kMinItems;
   int64_t ocGroups =
-      std::clamp<int64_t>((kMinItems + N * pixelGroups - 1) / (N * pixelGroups), 1, panels);
+      std::clamp<int64_t>((minItems + N * pixelGroups - 1) / (N * pixelGroups), 1, panels);
   // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other.
   const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;  // the largest group
   const int64_t items = N * ocGroups * pixelGroups;
@@ -132,7 +145,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
   // the tile prologues (SqueezeNet's classifier 512 -> 1000 at 13x13: 2131-2187 -> 1994-2059
   // us by min, 1 thread, four interleaved rounds).
   const int64_t maxBlockK = taps == 1 ? kMaxBlockK1x1 : kMaxBlockK;
-  const int64_t blockK = std::max(taps, std::min(maxBlockK, kPanelFloats / (groupTiles * NR)));
+  const int64_t panelFloats = wholeMap ? kWholeMapFloats : kPanelFloats;
+  const int64_t blockK = std::max(taps, std::min(maxBlockK, panelFloats / (groupTiles * NR)));
   const int64_t blocks = direct ? 1 : (K + blockK - 1) / blockK;
   // Channels per block: a divisor of C not much smaller than the even split if there is one
   // (no separately emitted last block), else the even split rounded up.
