@@ -72,6 +72,14 @@ TEST(ConvGemmOc, PointwiseKBlocks) {
   check({2, 259, 5, 5, 40, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu, true});
 }
 
+// 7x7 maps over several K blocks and panels, like MobileNetV2's and ResNet-18's last layers:
+// on AVX-512 every tile prefetches its share of the next block's weights over its microkernel
+// iterations (at its start on AVX2).
+TEST(ConvGemmOc, SevenBySevenWeightPrefetches) {
+  check({1, 600, 7, 7, 96, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  check({1, 40, 14, 14, 64, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true});
+}
+
 TEST(ConvGemmOc, PointwiseStrided) {
   check({1, 20, 14, 14, 32, 1, 1, {2, 2}});  // ResNet's downsample shape, smaller
   check({1, 12, 9, 13, 19, 1, 1, {2, 3}});   // uneven strides

@@ -16,7 +16,8 @@
 //    a stack buffer between K blocks.
 //  - The weights (0.5-5 MB in MobileNetV2's and ResNet-18's 7x7 layers: L3 or DRAM) are
 //    prefetched one block ahead: every tile of a panel's block prefetches its share of the
-//    next block's cache lines, so only the very first block waits for memory.
+//    next block's cache lines (at its start; on AVX-512 spread over its microkernel
+//    iterations), so only the very first block waits for memory.
 //  - Each finished tile gets the bias (a vector of channels) and the activation on its
 //    accumulators, is transposed in registers into vectors of consecutive pixels and stored
 //    into a stack buffer of the panel's channel rows; when a panel's pixels are all done, its
@@ -334,14 +335,26 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
           b.CreateSelect(b.CreateICmpULT(nextPanel, panelHi), weightsAt(nextPanel, k0),
                          weightsAt(panelLo, b.CreateAdd(k0, kb.index(count))));
       const int64_t blockLines = (count * NR + kLineFloats - 1) / kLineFloats;
-      const int64_t linesPerTile = std::min((blockLines + tiles - 1) / tiles, kMaxPrefetches);
+      // With AVX-512's twice faster multiply-adds a tile's 32 prefetches at its start left
+      // the next block's lines partly unfetched (7x7 maps: 7 tiles x 32 of 320-480 lines) and
+      // the first tiles waited on L3: there the whole share is prefetched, spread over the
+      // microkernel's iterations (Zen 5, median thread CPU time, 1 thread, five interleaved
+      // rounds: MobileNetV2's 7x7 convs 960 -> 320 176-177 -> 161-165 us, 320 -> 1280
+      // 236-238 -> 213-215, 960 -> 160 + Add 94-95 -> 84-86, ResNet-18's layer4.0 conv1
+      // 738-803 -> 655-670; 14x14 maps unchanged). x86_64-v3 code on Zen 5 ran 0-7% slower
+      // with it (compute-bound there), so AVX2 keeps the prefetches at the tile's start.
+      const int64_t iterations = count / unroll;
+      const bool spread = L >= 16 && iterations > 0;
+      const int64_t linesPerTile = spread ? (blockLines + tiles - 1) / tiles
+                                          : std::min((blockLines + tiles - 1) / tiles, kMaxPrefetches);
+      const int64_t linesPerIteration = spread ? (linesPerTile + iterations - 1) / iterations : 0;
       kb.forRange(
           kb.index(0), kb.index(tiles),
           [&](llvm::Value* t) {
             llvm::Value* p0 = tileStart(t);
             llvm::Value* firstLine =
                 b.CreateAdd(nextW, b.CreateMul(t, kb.index(linesPerTile * kLineFloats)));
-            for (int64_t l = 0; l < linesPerTile; ++l) {
+            for (int64_t l = 0; l < (spread ? 0 : linesPerTile); ++l) {
               // (read, into every cache level, data)
               llvm::Value* address =
                   kb.elementAddress(1, b.CreateAdd(firstLine, kb.index(l * kLineFloats)));
@@ -379,7 +392,19 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                   b.CreateAdd(wBase, b.CreateAdd(b.CreateMul(k, kb.index(width)), kb.index(v * L)));
               return loadVec(1, index, v == nv - 1 ? lastMask : nullptr);
             };
-            emitMicrokernel(kb, {MR, nv, L}, acc, count, unroll, loadA, loadB);
+            PerIteration prefetch;
+            if (spread)
+              prefetch = [&](llvm::Value* i) {
+                llvm::Value* line0 = b.CreateAdd(
+                    firstLine, b.CreateMul(i, kb.index(linesPerIteration * kLineFloats)));
+                for (int64_t l = 0; l < linesPerIteration; ++l) {
+                  llvm::Value* address =
+                      kb.elementAddress(1, b.CreateAdd(line0, kb.index(l * kLineFloats)));
+                  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                                    {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+                }
+              };
+            emitMicrokernel(kb, {MR, nv, L}, acc, count, unroll, loadA, loadB, prefetch);
             if (partial && last != b.getTrue()) {
               kb.ifThen(b.CreateNot(last), [&] {
                 for (int64_t m = 0; m < MR; ++m)
