@@ -178,5 +178,20 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
   EXPECT_FALSE(ocVectorTile(small, {0, 0}).applies());  // microcontrollers
 }
 
+// AVX-512: 32-channel panels; 14x14 maps read in place in tiles of 14 pixels (14 x 2
+// accumulators), the im2col path and 7x7 maps in tiles of at most 12 (here 7).
+TEST(ConvGemmOc, Avx512Tiles) {
+  const VectorUnit avx512{16, 32};
+  OcVectorTile project = ocVectorTile(describe({1, 576, 14, 14, 96, 1, 1}), avx512);
+  EXPECT_EQ(project.oc(), 32);
+  EXPECT_EQ(project.pixels, 14);
+  EXPECT_EQ(ocVectorTile(describe({1, 960, 7, 7, 320, 1, 1}), avx512).pixels, 7);
+  EXPECT_EQ(
+      ocVectorTile(describe({1, 128, 28, 28, 256, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx512)
+          .pixels,
+      7);  // 196 pixels in 28 tiles of 7: no 14-pixel tiles on the im2col path
+  check({1, 200, 14, 14, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+}
+
 }  // namespace
 }  // namespace kiln::codegen
