@@ -29,7 +29,8 @@
 //  - weights transformed here (WinogradPanels): per panel, runs of winogradTransformChannels
 //    channels at a time, U' = H g H^T of the run's taps into a stack buffer of 48 KB at
 //    most (vectors of consecutive (channel, row) pairs: a few adds each), then that run's
-//    products (partial sums in the M buffer); V carries the factors d_i d_j instead;
+//    products (partial sums in the M buffer); V carries the factors d_i d_j instead (on
+//    AVX-512, U = G g G^T and V unscaled: transformWithG below);
 //  - output transform Y = A^T M A per vector of tiles, plus the bias; each output row's m
 //    vectors are interleaved into m * L consecutive pixels, then the activation and the fused
 //    epilogue chain run on them before their only (masked at the map's edge) store.
@@ -152,13 +153,22 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
     }
     return sum ? sum : zero;
   };
-  // H x (x: 3 vectors), H's alpha rows: a pair of rows (e0, o, e2), (e0, -o, e2) shares its
+  // The weights transformed here (WinogradPanels): on AVX2 and narrower with H (G = D H, small
+  // integers: adds only) and D moved onto V; on AVX-512 with G itself, one fused multiply-add
+  // per term, as the compile-time transform does in double: the same speed there, and its
+  // rounding stays closer to the stored transform's (with H and D, Inception-v3's e2e case on
+  // an 80x80 input, whose 16x16 80 -> 192 layer the kernel transforms on AVX-512, missed its
+  // tolerance on one logit, 0.00484 against 0.00455; with G it passes). AVX2 keeps H: G took
+  // 2-4% more time on ResNet-18's layer3 there (x86_64-v3 on Zen 5).
+  const bool transformWithG = L >= 16;
+  const std::vector<double>& weightRows = transformWithG ? wm.g : wm.h;
+  // H x (x: 3 vectors) (or G x), its alpha rows: a pair of rows (e0, o, e2), (e0, -o, e2) shares its
   // even part, e + o and e - o.
   auto applyH = [&](const std::vector<llvm::Value*>& x) {
     std::vector<llvm::Value*> y;
     for (int64_t r = 0; r < A; ++r) {
-      const double* h = &wm.h[size_t(r * 3)];
-      const double* next = r + 1 < A ? &wm.h[size_t((r + 1) * 3)] : nullptr;
+      const double* h = &weightRows[size_t(r * 3)];
+      const double* next = r + 1 < A ? &weightRows[size_t((r + 1) * 3)] : nullptr;
       if (next && h[1] != 0 && next[0] == h[0] && next[1] == -h[1] && next[2] == h[2]) {
         const double even[3] = {h[0], 0, h[2]}, odd[3] = {0, h[1], 0};
         llvm::Value* e = combine(even, 1, x);
@@ -275,7 +285,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                           for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
                           llvm::Value* value = combine(&wm.bt[i * A], 1, column);
                           // V' = D V D beside the weights' U' (winograd_plan.h).
-                          const double scale = inKernel ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
+                          const double scale = inKernel && !transformWithG ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
                           if (scale != 1) value = b.CreateFMul(value, splatF(scale));
                           llvm::Value* at = b.CreateAdd(
                               rowSlot, kb.index((i * A + j) * vPosition));
@@ -455,7 +465,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                     std::vector<llvm::Value*> column;
                     for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
                     llvm::Value* value = combine(&wm.bt[i * A], 1, column);
-                    const double scale = inKernel ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
+                    const double scale = inKernel && !transformWithG ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
                     if (scale != 1) value = b.CreateFMul(value, splatF(scale));
                     llvm::Value* at = b.CreateAdd(rowSlot, kb.index((i * A + j) * vPosition));
                     b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));

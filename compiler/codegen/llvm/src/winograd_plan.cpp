@@ -36,13 +36,15 @@ constexpr int64_t kUFloats = 12288;
 // (and the memory bandwidth two threads share) are worth more: ResNet-18's artifact 97.4 ->
 // 54.1 MB.
 constexpr int64_t kInKernelFromBytes = int64_t(4) << 20;
-// AVX-512 (16 lanes): above 1 MB, the L2 of a Zen 4/5 core. Its FMAs take twice the bytes
-// per cycle that AVX2's do, and on 13x13 maps F(4x4)'s 16 tiles give each transformed weight
-// one vector of work: SqueezeNet's features.9/10 expand3x3 (48 -> 192, stored 1.3 MB) 113-120
-// -> 88-92 us, features.11/12 (64 -> 256, 2.4 MB) 200-205 -> 131-151 us; ResNet-18 layer2
-// (2.4 MB) even (493-539 against 516-536 us); below 1 MB the kernel's transform costs more
-// than it saves (SqueezeNet's 27x27 and 55x55 expand3x3, 0.6 and 0.15 MB: 3-8% slower).
-// Sums of per-workgroup CPU minimums, 1 thread, Zen 5 AVX-512, interleaved.
+// AVX-512 (16 lanes) on maps of at most one vector of tiles: above 1 MB, the L2 of a Zen 4/5
+// core. Its FMAs take twice the bytes per cycle that AVX2's do, and there (13x13 F(4x4): 16
+// tiles) each transformed weight gets one vector of work: SqueezeNet's features.9/10
+// expand3x3 (48 -> 192, stored 1.3 MB) 113-120 -> 88-92 us, features.11/12 (64 -> 256, 2.4
+// MB) 200-205 -> 131-151 us. Larger maps amortise the stored weights over more tiles:
+// ResNet-18 layer2 (28x28, 49 tiles, 2.4 MB) even (493-539 against 516-536 us). Below 1 MB the
+// kernel's transform costs more than it saves (SqueezeNet's 27x27 and 55x55 expand3x3, 0.6
+// and 0.15 MB: 3-8% slower). Sums of per-workgroup CPU minimums, 1 thread, Zen 5 AVX-512,
+// interleaved.
 constexpr int64_t kInKernelFromBytesWide = int64_t(1) << 20;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -108,8 +110,11 @@ WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   const int64_t oh = ys[2], ow = ys[3];
   plan.m = oh >= 12 && ow >= 12 && winogradBlocks(d, tile, 4).channelBlocks == 1 ? 4 : 2;
   const int64_t storedBytes = plan.positions() * ws[0] * ws[1] * int64_t(sizeof(float));
+  const WinogradBlocks blocks = winogradBlocks(d, tile, plan.m);
+  const bool oneVectorOfTiles = blocks.tileRows * blocks.tileCols <= int64_t(unit.lanes);
   plan.transformInKernel =
-      storedBytes > (unit.lanes >= 16 ? kInKernelFromBytesWide : kInKernelFromBytes);
+      storedBytes >
+      (unit.lanes >= 16 && oneVectorOfTiles ? kInKernelFromBytesWide : kInKernelFromBytes);
   return plan;
 }
 

@@ -25,6 +25,8 @@
 // of them, and a panel's runs are one stream. It uses G = D H with D diagonal (G's rows scaled to a
 // leading 1) and H of small integers only, U' = H g H^T, and moves D to the inputs' side, V' = D
 // (B^T d B) D: U' .* V' = U .* V at every position, and U' costs a few adds per vector of pairs.
+// (On AVX-512 the kernel computes U = G g G^T itself instead, one fused multiply-add per term,
+// and leaves V unscaled: emit_conv_winograd.cpp's transformWithG.)
 #pragma once
 
 #include <cstdint>
