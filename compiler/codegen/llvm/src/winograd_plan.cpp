@@ -69,12 +69,20 @@ WinogradBlocks winogradBlocks(const KernelDesc& d, const ConvGemmTile& tile, int
   // As many blocks, the longest blockRows rows (the kernel gives block b rows
   // [b*T/B, (b+1)*T/B)). More than 4 blocks round up to a multiple of 4 where the longest
   // still has minRows rows: items that divide over 2 and 4 threads and repeat no input
-  // transform (ResNet-18 layer1: 7 -> 8, simulated on two threads x1.92 -> x1.96).
+  // transform (ResNet-18 layer1 on AVX2: 7 -> 8, simulated on two threads x1.92 -> x1.96).
+  // Failing that, an odd count above 1 rounds up to an even one: 5 items split 3 + 2 on two
+  // threads (ResNet-18 layer1 on AVX-512, 3-row blocks: 5 -> 6 blocks of 3 and 2 rows; each
+  // convolution's time over half its 1-thread time, replayed on per-workgroup minimums at 2
+  // threads, 44-48 -> 15-20 us; rounding down to 4 blocks of 4 rows: 20-25 us, and blocks
+  // past the L2 budget below).
   k.rowBlocks = ceilDiv(k.tileRows, k.blockRows);
-  if (k.rowBlocks > 4 && k.rowBlocks % 4 != 0) {
-    const int64_t up = ceilDiv(k.rowBlocks, 4) * 4;
-    if (up <= k.tileRows && ceilDiv(k.tileRows, up) >= minRows) k.rowBlocks = up;
-  }
+  auto fits = [&](int64_t blocks) {
+    return blocks <= k.tileRows && ceilDiv(k.tileRows, blocks) >= minRows;
+  };
+  if (k.rowBlocks > 4 && k.rowBlocks % 4 != 0 && fits(ceilDiv(k.rowBlocks, 4) * 4))
+    k.rowBlocks = ceilDiv(k.rowBlocks, 4) * 4;
+  else if (k.rowBlocks > 1 && k.rowBlocks % 2 != 0 && fits(k.rowBlocks + 1))
+    ++k.rowBlocks;
   k.blockRows = ceilDiv(k.tileRows, k.rowBlocks);
   k.slots = slotsFor(k.blockRows);
   // Channel blocks: a divisor of C not much smaller than the even split if there is one,
