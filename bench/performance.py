@@ -55,10 +55,14 @@ def machine():
         key, _, value = line.partition(":")
         fields[key.strip()] = value.strip()
     flags = set(fields.get("Flags", "").split())
-    return {"model": fields.get("Model name", "?"), "cpus": fields.get("CPU(s)", "?"),
+    model = fields.get("Model name", "?")
+    if "CPU family" in fields:  # the family tells Zen 3 (25) from Zen 5 (26) behind "AMD EPYC"
+        model += f" (family {fields['CPU family']}, model {fields.get('Model', '?')})"
+    return {"model": model, "cpus": fields.get("CPU(s)", "?"),
             "threads_per_core": fields.get("Thread(s) per core", "?"),
             "hypervisor": fields.get("Hypervisor vendor", ""),
-            "l2": fields.get("L2 cache", "?"), "l3": fields.get("L3 cache", "?"),
+            "l2": fields.get("L2 cache", "not reported"),
+            "l3": fields.get("L3 cache", "not reported"),
             "has": [f for f in FLAGS_THAT_MATTER if f in flags],
             "lacks": [f for f in FLAGS_THAT_MATTER if f not in flags],
             "load": os.getloadavg()}
