@@ -236,6 +236,25 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
     auto block = [&](int64_t rows) {
       const int64_t slots = rows * TW, fullSlotTiles = slots / NR, tailSlots = slots % NR;
 
+      // The column transform of a vector of tiles' row transforms h[r][j] (B^T h B), stored at
+      // V[pos][.][rowSlot]; scaled to V' = D V D beside the weights' U' where the kernel
+      // transforms the weights by the H/D factoring (winograd_plan.h).
+      auto storeColumnTransform = [&](const std::vector<std::vector<llvm::Value*>>& h,
+                                      llvm::Value* rowSlot) {
+        for (int64_t i = 0; i < A; ++i) {
+          for (int64_t j = 0; j < A; ++j) {
+            std::vector<llvm::Value*> column;
+            for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
+            llvm::Value* value = combine(&wm.bt[i * A], 1, column);
+            const double scale =
+                inKernel && !transformWithG ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
+            if (scale != 1) value = b.CreateFMul(value, splatF(scale));
+            llvm::Value* at = b.CreateAdd(rowSlot, kb.index((i * A + j) * vPosition));
+            b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
+          }
+        }
+      };
+
       // V for channels [c0, c0 + count): V[pos][channel - c0][slot].
       auto inputTransform = [&](llvm::Value* c0, int64_t count) {
         kb.forRange(
@@ -278,20 +297,8 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                       // Column transform, stored at V[pos][cl][slot].
                       llvm::Value* slot = b.CreateAdd(b.CreateMul(trl, kb.index(TW)),
                                                       kb.index(v * L));
-                      llvm::Value* rowSlot = b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), slot);
-                      for (int64_t i = 0; i < A; ++i) {
-                        for (int64_t j = 0; j < A; ++j) {
-                          std::vector<llvm::Value*> column;
-                          for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
-                          llvm::Value* value = combine(&wm.bt[i * A], 1, column);
-                          // V' = D V D beside the weights' U' (winograd_plan.h).
-                          const double scale = inKernel && !transformWithG ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
-                          if (scale != 1) value = b.CreateFMul(value, splatF(scale));
-                          llvm::Value* at = b.CreateAdd(
-                              rowSlot, kb.index((i * A + j) * vPosition));
-                          b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
-                        }
-                      }
+                      storeColumnTransform(
+                          h, b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), slot));
                     }
                   },
                   /*unroll=*/false);
@@ -458,19 +465,8 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                   for (int64_t j = 0; j < A; ++j) h[r].push_back(combine(&wm.bt[j * A], 1, x));
                 }
                 // Column transform, stored at V[pos][cl][vi * L].
-                llvm::Value* rowSlot =
-                    b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), kb.index(vi * L));
-                for (int64_t i = 0; i < A; ++i) {
-                  for (int64_t j = 0; j < A; ++j) {
-                    std::vector<llvm::Value*> column;
-                    for (int64_t r = 0; r < A; ++r) column.push_back(h[r][j]);
-                    llvm::Value* value = combine(&wm.bt[i * A], 1, column);
-                    const double scale = inKernel && !transformWithG ? wm.d[size_t(i)] * wm.d[size_t(j)] : 1;
-                    if (scale != 1) value = b.CreateFMul(value, splatF(scale));
-                    llvm::Value* at = b.CreateAdd(rowSlot, kb.index((i * A + j) * vPosition));
-                    b.CreateAlignedStore(value, vecAt(vBuf, at), llvm::Align(4));
-                  }
-                }
+                storeColumnTransform(
+                    h, b.CreateAdd(b.CreateMul(cl, kb.index(slotsBuf)), kb.index(vi * L)));
               }
             },
             /*unroll=*/false);
