@@ -18,6 +18,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -79,6 +80,25 @@ def fmaPeak(bench, repetitions):
     name = max(by_name, key=lambda n: max(by_name[n]))
     return {"benchmark": name, "best": max(by_name[name]),
             "median": statistics.median(by_name[name]), "all": by_name}
+
+
+def twoCpuPeak(bench, name):
+    """The FMA loop `name` pinned to CPU 0 and CPU 1 at once: each one's GFLOP/s. A virtual
+    machine's two vCPUs may share one physical core (SMT siblings, or the host's time slices,
+    which the guest does not see): then each gets about half of one CPU's peak, and no
+    FMA-bound program can run twice as fast on two threads."""
+    command = ["--benchmark_format=json", "--benchmark_min_time=1",
+               f"--benchmark_filter=^{re.escape(name)}$"]
+    runs = [subprocess.Popen(["taskset", "-c", str(cpu), bench] + command, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for cpu in (0, 1)]
+    rates = []
+    for run in runs:
+        out, _ = run.communicate()
+        if run.returncode != 0:
+            return None
+        rates += [b["GFLOP"] for b in json.loads(out)["benchmarks"]
+                  if b.get("run_type") == "iteration"]
+    return rates if len(rates) == 2 else None
 
 
 def runCompare(args):
@@ -275,6 +295,15 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
              f"{peak['median']:.1f}), measured by `build/bin/kiln_fma_peak_bench` "
              "(bench/fma_peak_bench.cpp: independent FMA accumulators in registers, the widest "
              "instruction set the CPU has, chosen at run time).")
+    both = [peak.get("two_cpus_before"), peak.get("two_cpus_after")]
+    if all(both):
+        scaling = [sum(r) / peak["best"] for r in both]
+        L.append(f"- The same loop on both CPUs at once (pinned to CPU 0 and 1), before and after "
+                 f"the comparison: {' + '.join(f'{x:.1f}' for x in both[0])} and "
+                 f"{' + '.join(f'{x:.1f}' for x in both[1])} GFLOP/s, **x{scaling[0]:.2f}** and "
+                 f"**x{scaling[1]:.2f}** one CPU's peak. Where this is well below x2 the host "
+                 "runs the two vCPUs on one physical core (or time-slices them), and no "
+                 "FMA-bound program can scale to two threads there; it changes during a run.")
     L.append(f"- Load average before the run: {m['load'][0]:.2f} / {m['load'][1]:.2f} / "
              f"{m['load'][2]:.2f} (1/5/15 min). The machine is a shared VM: other work moves "
              "the figures by 10-30 %, which is why kiln and ONNX Runtime are interleaved.")
@@ -346,6 +375,11 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
                 f"({us(t1['kiln_p50_us'])} → {us(t2['kiln_p50_us'])})")
         if t1.get("ort_p50_us") and t2.get("ort_p50_us"):
             line += f"; ONNX Runtime {t1['ort_p50_us'] / t2['ort_p50_us']:.2f}x"
+        both = [peak.get("two_cpus_before"), peak.get("two_cpus_after")]
+        if all(both):
+            line += (". The machine's own 2-CPU scaling of FMA work, before and after the "
+                     f"comparison: x{sum(both[0]) / peak['best']:.2f} and "
+                     f"x{sum(both[1]) / peak['best']:.2f} (see The machine)")
         L.append(line + ". Bar: ≥ 1.8x.")
     split = resnet.get("split") if isinstance(resnet, dict) else None
     if split and "error" in split:
@@ -482,7 +516,9 @@ def main():
     m = machine()
     print("performance: measuring the FMA peak ...", file=sys.stderr, flush=True)
     peak = fmaPeak(args.fma_bench, args.peak_repetitions)
+    peak["two_cpus_before"] = twoCpuPeak(args.fma_bench, peak["benchmark"])
     compare, compare_text = runCompare(args)
+    peak["two_cpus_after"] = twoCpuPeak(args.fma_bench, peak["benchmark"])
     print("performance: ResNet-18 per dispatch ...", file=sys.stderr, flush=True)
     try:  # a model that does not compile (yet) leaves a note instead of no document
         resnet, convs = resnetConvs(args, peak["best"])
