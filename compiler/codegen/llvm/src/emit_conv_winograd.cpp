@@ -306,21 +306,34 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             /*unroll=*/false);
       };
 
+      // Output channel `row` of `panel` (M buffer panel `mp`): its output plane, its bias as a
+      // vector, its row of the epilogue's chain and its row of M.
+      struct OutputRow {
+        llvm::Value* plane;
+        llvm::Value* bias;
+        llvm::Value* mRow;
+        FusedEpilogue::Row chain;
+      };
+      auto outputRow = [&](llvm::Value* panel, llvm::Value* mp, llvm::Value* row) {
+        OutputRow o;
+        llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
+        o.plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
+        o.bias = hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
+        if (chain) o.chain = epilogue.row(o.plane);
+        o.mRow = b.CreateAdd(b.CreateMul(mp, kb.index(P * MR * slotsBuf)),
+                             b.CreateMul(row, kb.index(slotsBuf)));
+        return o;
+      };
+
       // Y = A^T M A for output channel rows [0, panelRows) of `panel` (M buffer panel `mp`),
       // plus bias, activation and chain, stored.
       auto outputTransform = [&](llvm::Value* panel, int64_t panelRows, llvm::Value* mp) {
         kb.forRange(
             kb.index(0), kb.index(panelRows),
             [&](llvm::Value* row) {
-              llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
-              llvm::Value* plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
-              llvm::Value* bias =
-                  hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
-              FusedEpilogue::Row chainRow;
-              if (chain) chainRow = epilogue.row(plane);
-              llvm::Value* mRow =
-                  b.CreateAdd(b.CreateMul(mp, kb.index(P * MR * slotsBuf)),
-                              b.CreateMul(row, kb.index(slotsBuf)));
+              const OutputRow o = outputRow(panel, mp, row);
+              llvm::Value *plane = o.plane, *bias = o.bias, *mRow = o.mRow;
+              const FusedEpilogue::Row chainRow = o.chain;
               kb.forRange(
                   kb.index(0), kb.index(rows),
                   [&](llvm::Value* trl) {
@@ -478,14 +491,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
         kb.forRange(
             kb.index(0), kb.index(panelRows),
             [&](llvm::Value* row) {
-              llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
-              llvm::Value* plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
-              llvm::Value* bias =
-                  hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
-              FusedEpilogue::Row chainRow;
-              if (chain) chainRow = epilogue.row(plane);
-              llvm::Value* mRow = b.CreateAdd(b.CreateMul(mp, kb.index(P * MR * slotsBuf)),
-                                              b.CreateMul(row, kb.index(slotsBuf)));
+              const OutputRow o = outputRow(panel, mp, row);
+              llvm::Value *plane = o.plane, *bias = o.bias, *mRow = o.mRow;
+              const FusedEpilogue::Row chainRow = o.chain;
               for (int64_t vi = 0; vi < packedVectors; ++vi) {
                 llvm::Value* slot = b.CreateAdd(mRow, kb.index(vi * L));
                 std::vector<std::vector<llvm::Value*>> t(static_cast<size_t>(A));
