@@ -276,17 +276,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
       // Prefetches (read, into every cache level, data) never fault: past the last panel
       // they may point outside the weights.
       PerIteration prefetch;
-      if (prefetchA)
-        prefetch = [&](llvm::Value* i) {
-          llvm::Value* line0 =
-              b.CreateAdd(prefetchA, b.CreateMul(i, kb.index(linesA * kLineFloats)));
-          for (int64_t l = 0; l < linesA; ++l) {
-            llvm::Value* address =
-                kb.elementAddress(1, b.CreateAdd(line0, kb.index(l * kLineFloats)));
-            b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
-                              {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
-          }
-        };
+      if (prefetchA) prefetch = prefetchLinesPerIteration(kb, 1, prefetchA, linesA);
       emitMicrokernel(kb, {rows, nv, L}, acc, kCount, unroll, loadA, loadB, prefetch);
       for (int64_t m = 0; m < rows; ++m) {
         FusedEpilogue::Row row;

@@ -394,16 +394,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
             };
             PerIteration prefetch;
             if (spread)
-              prefetch = [&](llvm::Value* i) {
-                llvm::Value* line0 = b.CreateAdd(
-                    firstLine, b.CreateMul(i, kb.index(linesPerIteration * kLineFloats)));
-                for (int64_t l = 0; l < linesPerIteration; ++l) {
-                  llvm::Value* address =
-                      kb.elementAddress(1, b.CreateAdd(line0, kb.index(l * kLineFloats)));
-                  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
-                                    {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
-                }
-              };
+              prefetch = prefetchLinesPerIteration(kb, 1, firstLine, linesPerIteration);
             emitMicrokernel(kb, {MR, nv, L}, acc, count, unroll, loadA, loadB, prefetch);
             if (partial && last != b.getTrue()) {
               kb.ifThen(b.CreateNot(last), [&] {

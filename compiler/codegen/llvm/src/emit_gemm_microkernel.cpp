@@ -7,6 +7,21 @@
 
 namespace kiln::codegen::detail {
 
+PerIteration prefetchLinesPerIteration(KernelBuilder& kb, unsigned binding, llvm::Value* first,
+                                       int64_t lines) {
+  constexpr int64_t kLineFloats = 16;  // a 64-byte cache line
+  return [&kb, binding, first, lines](llvm::Value* i) {
+    llvm::IRBuilder<>& b = kb.b();
+    llvm::Value* line0 = b.CreateAdd(first, b.CreateMul(i, kb.index(lines * kLineFloats)));
+    for (int64_t l = 0; l < lines; ++l) {
+      llvm::Value* address =
+          kb.elementAddress(binding, b.CreateAdd(line0, kb.index(l * kLineFloats)));
+      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                        {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+    }
+  };
+}
+
 Accumulators makeAccumulators(KernelBuilder& kb, const MicroTile& tile) {
   auto* vecTy = llvm::FixedVectorType::get(kb.b().getFloatTy(), tile.lanes);
   Accumulators acc(size_t(tile.mr));

@@ -38,6 +38,12 @@ using LoadB = std::function<llvm::Value*(llvm::Value* k, int64_t v)>;
 // iteration's index: e.g. software prefetches spread over the K loop.
 using PerIteration = std::function<void(llvm::Value* iteration)>;
 
+// A PerIteration that prefetches (for reading, into all cache levels) `lines` 64-byte lines
+// of binding `binding` per iteration: iteration i's lines start at element
+// `first + i * lines * 16`. Spreads a weights block's prefetch over the K loop.
+PerIteration prefetchLinesPerIteration(KernelBuilder& kb, unsigned binding, llvm::Value* first,
+                                       int64_t lines);
+
 // Emits the K loop over `tile` (tile.mr x tile.nrVectors of `acc`, already initialised):
 // kCount steps, `unroll` of them per loop iteration, the remainder after the loop.
 void emitMicrokernel(KernelBuilder& kb, const MicroTile& tile, const Accumulators& acc,
