@@ -48,7 +48,8 @@ class DispatchFusion {
   // moves to the end and now writes the consumer's result, and the consumer is fused away.
   void fuse(size_t consumer, size_t producer, size_t write, const std::vector<ir::Binding>& extra);
 
-  // Drops the fused-away dispatches and renumbers the rest (order kept: still topological).
+  // Drops the fused-away dispatches and renumbers the rest (order kept; a dispatch that took
+  // in an elementwise consumer may now read a value written later in the list).
   void dropFused();
 
  private:

@@ -8,13 +8,19 @@
 //    elementwise op; P may already carry a fused chain), and every tensor is f32;
 //  - C's result has the chain value's shape (the kernel's iteration space does not grow) and
 //    the fused dispatch stays within the binding limit.
-// The chain operand is taken from the latest producer among C's operands, so every other
-// operand of C is produced before P runs and the dispatch list stays topologically ordered.
+// Where several of C's operands have producers that qualify, the chain goes through the one
+// with the longest chain of dispatches behind it (ties: the latest in the list), so that the
+// others, which P then reads, can run in earlier stages beside P's own producers: in a
+// ResNet block with a projection shortcut, Add(conv2, downsample) fuses into conv2 and the
+// downsample convolution runs in conv1's stage, one stage fewer per such block. (The
+// fused dispatch keeps P's place in the list, which may then come before a producer of an
+// extra operand; scheduleDispatches orders by dependencies, not by the list.)
 // The fused op's other operands become extra read bindings of P (order in dispatch_graph.h),
 // P's write binding becomes C's result and C disappears. A chain of elementwise ops over an
 // elementwise producer is one loop kernel. Runs between formDispatches and
 // scheduleDispatches; planMemory then sees the fused dispatch's real reads and writes only.
 #include <algorithm>
+#include <functional>
 
 #include "dispatch_fusion.h"
 #include "kiln/passes/passes.h"
@@ -105,38 +111,58 @@ int singleWrite(const ir::Dispatch& d) {
 
 void fuseElementwise(ir::DispatchGraph& dg) {
   DispatchFusion fusion(dg);
+  // Each dispatch's depth before this pass: the longest chain of dispatches that ends at it,
+  // following what it reads. (Fusing elementwise ops shortens chains, not their order.)
+  std::vector<uint32_t> depths(dg.dispatches.size(), 0);
+  std::function<uint32_t(size_t)> depthOf = [&](size_t d) -> uint32_t {
+    if (depths[d] != 0) return depths[d];
+    uint32_t depth = 1;
+    for (const ir::Binding& b : dg.dispatches[d].bindings) {
+      if (!(b.access & ir::kRead)) continue;
+      std::optional<size_t> w = fusion.liveWriter(b.value);
+      if (w && *w != d) depth = std::max(depth, depthOf(*w) + 1);
+    }
+    return depths[d] = depth;
+  };
+  for (size_t d = 0; d < dg.dispatches.size(); ++d) depthOf(d);
 
+  struct Candidate {
+    int operand;
+    size_t producer;
+    uint32_t depth;
+  };
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
     ir::Dispatch& consumer = dg.dispatches[c];
     const ir::Op& op = *consumer.root;
     if (!consumer.fused.empty() || !isFusableConsumer(op)) continue;
-    // The chain operand: the operand written by the latest live dispatch.
-    int chainOperand = -1;
-    size_t producerIndex = 0;
+    // The operands with a live producer, the deepest (then the latest) first.
+    std::vector<Candidate> candidates;
     for (size_t i = 0; i < op.numOperands(); ++i) {
       const ir::Value* v = op.operand(i);
       if (!v || op.info().isStaticOperand(i)) continue;
-      std::optional<size_t> w = fusion.liveWriter(v);
-      if (!w) continue;
-      if (chainOperand < 0 || *w > producerIndex) {
-        chainOperand = int(i);
-        producerIndex = *w;
-      }
+      if (std::optional<size_t> w = fusion.liveWriter(v))
+        candidates.push_back({int(i), *w, depths[*w]});
     }
-    if (chainOperand < 0) continue;
-    const ir::Value* chain = op.operand(size_t(chainOperand));
-    ir::Dispatch& producer = dg.dispatches[producerIndex];
-    int write = singleWrite(producer);
-    if (write < 0 || producer.bindings[size_t(write)].value != chain) continue;
-    if (!isFusableProducer(*producer.root)) continue;
-    if (!fusion.soleReader(chain)) continue;
-    if (op.result()->shape() != chain->shape()) continue;
-
-    // The consumer's other operands become extra read bindings (its bindings minus the chain).
-    std::vector<ir::Binding> extra =
-        DispatchFusion::extraBindings(consumer, chainOperand, producer);
-    if (!DispatchFusion::fits(producer, extra)) continue;
-    fusion.fuse(c, producerIndex, size_t(write), extra);
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) {
+                       return a.depth != b.depth ? a.depth > b.depth : a.producer > b.producer;
+                     });
+    for (const Candidate& candidate : candidates) {
+      const ir::Value* chain = op.operand(size_t(candidate.operand));
+      ir::Dispatch& producer = dg.dispatches[candidate.producer];
+      int write = singleWrite(producer);
+      if (write < 0 || producer.bindings[size_t(write)].value != chain) continue;
+      if (!isFusableProducer(*producer.root)) continue;
+      if (!fusion.soleReader(chain)) continue;
+      if (op.result()->shape() != chain->shape()) continue;
+      // The consumer's other operands become extra read bindings (its bindings minus the
+      // chain).
+      std::vector<ir::Binding> extra =
+          DispatchFusion::extraBindings(consumer, candidate.operand, producer);
+      if (!DispatchFusion::fits(producer, extra)) continue;
+      fusion.fuse(c, candidate.producer, size_t(write), extra);
+      break;
+    }
   }
   fusion.dropFused();
 }

@@ -68,6 +68,40 @@ TEST(FuseElementwise, ResidualAddJoinsTheLaterProducer) {
   EXPECT_EQ(dg.dispatches[1].id, 1u);
 }
 
+TEST(FuseElementwise, ResidualAddJoinsTheDeeperProducer) {
+  // A ResNet block with a projection shortcut: Add(conv2(relu(conv1(x))), downsample(x)).
+  // The downsample conv comes later in the list, but conv2 ends the longer chain: the Add
+  // and the final Relu join conv2, and the downsample stays a plain conv that runs in conv1's
+  // stage: 2 stages, where joining the downsample would leave it alone in a third.
+  ir::DispatchGraph dg = fused(R"(graph @g {
+  input %x : f32[1,2,4,4]
+  const %w : f32[2,2,1,1] = splat(0.5)
+  const %wd : f32[2,2,1,1] = splat(0.25)
+  %c1 = Conv(%x, %w) : f32[1,2,4,4]
+  %r1 = Relu(%c1) : f32[1,2,4,4]
+  %c2 = Conv(%r1, %w) : f32[1,2,4,4]
+  %d = Conv(%x, %wd) : f32[1,2,4,4]
+  %s = Add(%c2, %d) : f32[1,2,4,4]
+  %o = Relu(%s) : f32[1,2,4,4]
+  output "y" = %o
+})");
+  ASSERT_EQ(dg.dispatches.size(), 3u);
+  EXPECT_EQ(names(dg.dispatches[1]), (Names{"r:r1", "r:w", "r:d", "w:o"}));
+  EXPECT_EQ(dg.dispatches[1].fused.size(), 2u);
+  EXPECT_TRUE(dg.dispatches[2].fused.empty());
+  EXPECT_EQ(names(dg.dispatches[2]), (Names{"r:x", "r:wd", "w:d"}));
+
+  // conv1 and the downsample share stage 0; conv2 + Add + Relu runs alone in stage 1.
+  scheduleDispatches(dg);
+  EXPECT_EQ(dg.numStages, 2u);
+  ASSERT_EQ(dg.dispatches.size(), 3u);
+  EXPECT_EQ(dg.dispatches[0].stage, 0u);
+  EXPECT_EQ(dg.dispatches[1].stage, 0u);
+  EXPECT_EQ(names(dg.dispatches[1]), (Names{"r:x", "r:wd", "w:d"}));
+  EXPECT_EQ(dg.dispatches[2].stage, 1u);
+  EXPECT_EQ(names(dg.dispatches[2]), (Names{"r:r1", "r:w", "r:d", "w:o"}));
+}
+
 TEST(FuseElementwise, ElementwiseChainBecomesOneKernel) {
   ir::DispatchGraph dg = fused(R"(graph @g {
   input %x : f32[8]
