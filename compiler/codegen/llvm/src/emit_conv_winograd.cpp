@@ -94,6 +94,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // Output-channel panels in groups: enough work items, and with several channel blocks an M
   // buffer (every panel of the group) within kMFloats.
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
+  const int64_t storedFloats = OC * P * C;  // the stored transform's size (binding 1)
   int64_t ocGroups = std::clamp<int64_t>(ceilDiv(kMinItems, N * rowBlocks), 1, panels);
   if (!oneCBlock) ocGroups = std::max(ocGroups, ceilDiv(panels * P * MR * slotsBuf, kMFloats));
   ocGroups = std::min(ocGroups, panels);
@@ -612,6 +613,21 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                                 {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
             }
           };
+          // The stored U of the next position (C * panelRows floats on, after the last position
+          // the next panel's first), all its cache lines: each position's first slot tile would
+          // otherwise wait on memory for its weights, which the position's other tiles then
+          // find in L1. (Clamped to the weights' last line.)
+          auto prefetchNextPosition = [&](llvm::Value* uBase, int64_t kCount) {
+            const int64_t lines = ceilDiv(kCount * panelRows, 16) + 1;
+            llvm::Value* next = b.CreateAdd(uBase, kb.index(C * panelRows));
+            for (int64_t i = 0; i < lines; ++i) {
+              llvm::Value* at =
+                  kb.minValue(b.CreateAdd(next, kb.index(i * 16)), kb.index(storedFloats - 1));
+              llvm::Value* address = kb.elementAddress(1, at);
+              b.CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                                {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+            }
+          };
           // The products of channels [c0 + cl0, c0 + cl0 + kCount) into the M buffer (from
           // zero if `from0`), U from the weights (stored transform) or from uBuf.
           auto products = [&](llvm::Value* cl0, int64_t kCount, llvm::Value* from0) {
@@ -629,7 +645,11 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                                                     kb.index(panelRows)));
                   llvm::Value* vBase = b.CreateAdd(b.CreateMul(pos, kb.index(vPosition)),
                                                    b.CreateMul(cl0, kb.index(slotsBuf)));
-                  if (inKernel) prefetchNextRun(pos, b.CreateAdd(c0, cl0), kCount);
+                  if (inKernel) {
+                    prefetchNextRun(pos, b.CreateAdd(c0, cl0), kCount);
+                  } else {
+                    prefetchNextPosition(uBase, kCount);
+                  }
                   auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
                     for (int64_t r = 0; r < panelRows; ++r) {
                       for (int64_t v = 0; v < nv; ++v) {
