@@ -86,7 +86,7 @@ std::vector<double> WorkgroupProfile::minimumsUs(uint32_t slot) const {
 }
 
 double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
-                         uint32_t threads) {
+                         uint32_t threads, const std::vector<double>& slowdown) {
   if (threads == 0) threads = 1;
   // lo/hi: the unclaimed workgroups of each dispatch; the pool works on the last dispatch
   // with any left.
@@ -103,9 +103,10 @@ double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
     size_t t = size_t(std::min_element(freeAt.begin(), freeAt.end()) - freeAt.begin());
     size_t claim = std::max<size_t>(1, (hi[d] - lo[d]) / shares);
     double time = freeAt[t];
+    const double factor = t < slowdown.size() ? slowdown[t] : 1.0;
     for (size_t i = 0; i < claim; ++i) {
-      if (t == 0) time += workgroupTimes[d][--hi[d]];
-      else time += workgroupTimes[d][lo[d]++];
+      if (t == 0) time += factor * workgroupTimes[d][--hi[d]];
+      else time += factor * workgroupTimes[d][lo[d]++];
     }
     freeAt[t] = time;
     end = std::max(end, time);
@@ -131,6 +132,7 @@ WorkgroupReport buildWorkgroupReport(const WorkgroupProfile& profile,
   }
   const uint32_t simulatedThreads[] = {2, 4};
   for (uint32_t threads : simulatedThreads) report.simulated.push_back({threads, 0.0});
+  double callerSlow = 0, workerSlow = 0;  // 2 threads, one of them kUnevenSlowdown slower
   for (const std::vector<uint32_t>& dispatches : profile.stages()) {
     StageRow stage;
     stage.dispatches = dispatches;
@@ -145,9 +147,12 @@ WorkgroupReport buildWorkgroupReport(const WorkgroupProfile& profile,
       s.us += us;
       if (s.threads == 2) stage.twoThreadsUs = us;
     }
+    callerSlow += simulatePoolStage(times, 2, {kUnevenSlowdown, 1.0});
+    workerSlow += simulatePoolStage(times, 2, {1.0, kUnevenSlowdown});
     report.oneThreadUs += stage.oneThreadUs;
     report.stages.push_back(std::move(stage));
   }
+  report.unevenTwoThreadsUs = std::max(callerSlow, workerSlow);
   std::vector<size_t> order;
   for (size_t i = 0; i < report.stages.size(); ++i) order.push_back(i);
   auto loss = [&](size_t i) {
@@ -191,6 +196,17 @@ std::string workgroupText(const WorkgroupReport& report) {
                   s.threads, s.us, s.us > 0 ? report.oneThreadUs / s.us : 0.0);
     out += buffer;
   }
+  if (report.unevenTwoThreadsUs > 0) {
+    // Against the even machine's best: what an uneven one can do is that time, times the
+    // slower thread's share of the work, which the even split gives it.
+    const double ideal = report.oneThreadUs / (1.0 + 1.0 / kUnevenSlowdown);
+    std::snprintf(buffer, sizeof buffer,
+                  "  2 threads, one %.0f %% slower (the worse of the caller or the worker): "
+                  "%.2f us, x%.2f (a perfect split: %.2f us)\n",
+                  (kUnevenSlowdown - 1) * 100, report.unevenTwoThreadsUs,
+                  report.oneThreadUs / report.unevenTwoThreadsUs, ideal);
+    out += buffer;
+  }
   if (!report.worstStages.empty()) {
     out += "  stages that lose the most to imbalance at 2 threads:\n";
     for (size_t i : report.worstStages) {
@@ -223,6 +239,14 @@ void writeWorkgroupJson(JsonWriter& j, const WorkgroupReport& report) {
     j.endObject();
   }
   j.endArray();
+  j.key("uneven");
+  j.beginObject();
+  j.field("threads", 2u);
+  j.field("slowdown", kUnevenSlowdown);
+  j.field("us", report.unevenTwoThreadsUs);
+  j.field("speedup",
+          report.unevenTwoThreadsUs > 0 ? report.oneThreadUs / report.unevenTwoThreadsUs : 0.0);
+  j.endObject();
   j.key("dispatches");
   j.beginArray();
   for (const WorkgroupRow& row : report.rows) {

@@ -65,8 +65,15 @@ class WorkgroupProfile {
 // calling thread claiming from its top and the workers from its bottom, each claim a
 // 1 / (2 x threads) share of what is left of the dispatch (at least one workgroup); the thread
 // that is free first claims next (the caller on ties). No claim or wake-up costs. Keep it in
-// step with drain() when the pool's order changes.
-double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes, uint32_t threads);
+// step with drain() when the pool's order changes. `slowdown`, if given, has one factor per
+// thread (thread 0 the caller) by which that thread's workgroups take longer: a CPU that runs
+// slower than the other (a busy sibling hardware thread, a host that shares the core).
+double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes, uint32_t threads,
+                         const std::vector<double>& slowdown = {});
+
+// The factor by which one of two threads runs slower in the report's uneven case: on the
+// seventh and eighth sessions' shared VM the two vCPUs often differed by about 10 %.
+inline constexpr double kUnevenSlowdown = 1.1;
 
 struct WorkgroupRow {
   uint32_t index = 0;  // global dispatch index
@@ -92,6 +99,8 @@ struct WorkgroupReport {
     double us;
   };
   std::vector<Simulated> simulated;  // 2 and 4 threads
+  // 2 threads, one kUnevenSlowdown times slower: the worse of the caller or the worker slow.
+  double unevenTwoThreadsUs = 0;
   // Indices into stages of those that lose the most time to imbalance at 2 threads
   // (simulated minus half of one thread), worst first, at most 3 with a loss.
   std::vector<size_t> worstStages;

@@ -43,6 +43,19 @@ TEST(SimulatePoolStage, GuidedClaimsBalance) {
   EXPECT_DOUBLE_EQ(simulatePoolStage({{2, 2, 2, 2}}, 4), 2.0);
 }
 
+// One thread slower than the other. Four workgroups of 1, the worker 1.5x slower: the caller
+// takes 3 (t 0-1), the worker 0 (0-1.5); the caller at 1 takes 2 (1-2); the worker, free at
+// 1.5 before the caller, takes 1 (1.5-3). The pool claims greedily, as drain() does: 3, not
+// the 2.5 of the caller taking three workgroups.
+TEST(SimulatePoolStage, SlowerThreadClaimsGreedily) {
+  EXPECT_DOUBLE_EQ(simulatePoolStage({{1, 1, 1, 1}}, 2, {1.0, 1.5}), 3.0);
+  // The caller slower instead: the worker runs 0 and 1 (0-2), then 2 (2-3); the caller 3
+  // (0-1.5).
+  EXPECT_DOUBLE_EQ(simulatePoolStage({{1, 1, 1, 1}}, 2, {1.5, 1.0}), 3.0);
+  // No factors: both at full speed.
+  EXPECT_DOUBLE_EQ(simulatePoolStage({{1, 1, 1, 1}}, 2, {}), 2.0);
+}
+
 // Fake kernels that count the workgroups they run.
 uint32_t gRuns[3][8];
 template <int D>
@@ -99,7 +112,10 @@ TEST(WorkgroupProfile, RunsEveryWorkgroupAndRecordsTheStages) {
   // No schedule beats an even split or loses to one thread.
   EXPECT_GE(report.simulated[0].us, report.oneThreadUs / 2 - 1e-9);
   EXPECT_LE(report.simulated[0].us, report.oneThreadUs + 1e-9);
+  // A slower thread never makes the schedule shorter.
+  EXPECT_GE(report.unevenTwoThreadsUs, report.simulated[0].us - 1e-9);
   std::string text = workgroupText(report);
+  EXPECT_NE(text.find("2 threads, one 10 % slower"), std::string::npos);
   EXPECT_NE(text.find("2 threads (the pool's schedule of those times)"), std::string::npos);
   EXPECT_NE(text.find("Conv+Relu"), std::string::npos);
 }
