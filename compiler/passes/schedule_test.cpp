@@ -37,6 +37,33 @@ TEST(Schedule, DiamondGetsTwoParallelDispatchesThenTheJoin) {
     EXPECT_LE(dg.steps[i].stage, dg.steps[i + 1].stage);
 }
 
+// A stage's dispatches go cheapest first (the pool takes them last to first: the big
+// workgroups first, the small ones fill in). A 3x3 conv (2 x 32 outputs x 18 MACs = 1152
+// FLOPs) listed before a 1x1 conv of the same input (128 FLOPs) and two elementwise ops (32
+// elements each): the elementwise ops in list order (equal costs), the 1x1, the 3x3.
+TEST(Schedule, StageGoesCheapestFirst) {
+  ir::DispatchGraph dg = formAndSchedule(R"(graph @g {
+  input %x : f32[1,2,4,4]
+  const %w3 : f32[2,2,3,3] = splat(0.5)
+  const %w1 : f32[2,2,1,1] = splat(0.5)
+  %big = Conv(%x, %w3) {pads = [1, 1, 1, 1]} : f32[1,2,4,4]
+  %small = Conv(%x, %w1) : f32[1,2,4,4]
+  %tiny = Relu(%x) : f32[1,2,4,4]
+  %same = Neg(%x) : f32[1,2,4,4]
+  output "big" = %big
+  output "small" = %small
+  output "tiny" = %tiny
+  output "same" = %same
+})");
+  ASSERT_EQ(dg.dispatches.size(), 4u);
+  std::vector<std::string> order;
+  for (const ir::Dispatch& d : dg.dispatches) {
+    EXPECT_EQ(d.stage, 0u);
+    order.push_back(d.root->result()->name());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"tiny", "same", "small", "big"}));
+}
+
 TEST(Schedule, ViewsDoNotAddStagesAndCopiesFollowTheirProducer) {
   ir::DispatchGraph dg = formAndSchedule(R"(graph @g {
   input %x : f32[2,4]

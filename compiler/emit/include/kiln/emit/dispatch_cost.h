@@ -1,9 +1,6 @@
 // The arithmetic cost of a dispatch, as the artifact's DEBUG cost table records it (see
-// kiln_debug_cost in kiln/format/artifact.h): 2 x multiply-accumulates for float Conv,
-// ConvTranspose, Gemm and MatMul (plus a Gemm/MatMul fused behind them), 2 x integer MACs
-// ("ops") for the quantized conv / fully-connected ops, elements processed for elementwise,
-// pooling, reduction and normalization roots, and no cost for pure data movement. Fused
-// elementwise epilogues are not counted (one op per output element, noise next to a conv).
+// kiln_debug_cost in kiln/format/artifact.h): kiln/ir/dispatch_cost.h's count in the format's
+// kinds (FLOPS, INT_OPS, ELEMENTS, NONE for pure data movement).
 #pragma once
 
 #include <cstdint>
