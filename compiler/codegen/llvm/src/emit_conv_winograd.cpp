@@ -270,7 +270,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       llvm::Value* runLines = b.CreateUDiv(
           b.CreateAdd(b.CreateMul(b.CreateSub(rowHi, rowLo), kb.index(W)), kb.index(15)),
           kb.index(16));
-      auto prefetchNextChannel = [&](llvm::Value* c) {
+      // Channel c's plane (the element index of its first input), once the next channel's
+      // rows are on their way.
+      auto enterChannel = [&](llvm::Value* c) {
         llvm::Value* next = kb.minValue(b.CreateAdd(c, kb.index(1)), kb.index(C - 1));
         llvm::Value* start = b.CreateAdd(
             xImage, b.CreateAdd(b.CreateMul(next, kb.index(H * W)),
@@ -284,6 +286,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                                 {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
             },
             /*unroll=*/false);
+        return b.CreateAdd(xImage, b.CreateMul(c, kb.index(H * W)));
       };
 
       // V for channels [c0, c0 + count): V[pos][channel - c0][slot].
@@ -291,9 +294,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
         kb.forRange(
             kb.index(0), kb.index(count),
             [&](llvm::Value* cl) {
-              prefetchNextChannel(b.CreateAdd(c0, cl));
-              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl),
-                                                                     kb.index(H * W)));
+              llvm::Value* channel = enterChannel(b.CreateAdd(c0, cl));
               kb.forRange(
                   kb.index(0), kb.index(rows),
                   [&](llvm::Value* trl) {
@@ -458,9 +459,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
         kb.forRange(
             kb.index(0), kb.index(count),
             [&](llvm::Value* cl) {
-              prefetchNextChannel(b.CreateAdd(c0, cl));
-              llvm::Value* channel = b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, cl),
-                                                                     kb.index(H * W)));
+              llvm::Value* channel = enterChannel(b.CreateAdd(c0, cl));
               for (int64_t vi = 0; vi < packedVectors; ++vi) {
                 const std::vector<Piece> pieces = piecesOf(vi);
                 // Map columns [lo, lo + width) that each piece's tiles read.
