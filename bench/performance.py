@@ -401,8 +401,8 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
                     "last workgroups cannot move to the faster thread."
                     if "uneven" in split else "")
                  + " The measured speed-up is lower still by what the threads lose to data "
-                 "that the other core wrote (in this VM a buffer the other core wrote reads at "
-                 "26-36 GB/s, one this core wrote at 140-170 GB/s).")
+                 "that the other core wrote (`build/bin/kiln_cross_core_read_bench` measures "
+                 "that rate against a core's own; docs/benchmarks.md).")
     if "compile_s" in r18:
         L.append(f"- Compile time (`kiln compile model.onnx`, wall clock, this run): "
                  f"**{r18['compile_s']:.1f} s**.")

@@ -46,8 +46,9 @@ TEST(FuseElementwise, ConvBiasReluChainIsOneDispatch) {
   EXPECT_EQ(dg.placement.at(d.bindings[4].value).space, ir::Space::Output);
 }
 
-TEST(FuseElementwise, ResidualAddJoinsTheLaterProducer) {
-  // Two convs feed the Add: it joins the second (its other operand is ready by then).
+TEST(FuseElementwise, ResidualAddJoinsTheSecondConv) {
+  // Two convs feed the Add: it joins the second, the deeper one (ResidualAddJoinsTheDeeper-
+  // Producer below has the deeper producer listed first).
   ir::DispatchGraph dg = fused(R"(graph @g {
   input %x : f32[1,2,4,4]
   const %w : f32[2,2,1,1] = splat(0.5)

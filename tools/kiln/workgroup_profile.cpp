@@ -197,8 +197,8 @@ std::string workgroupText(const WorkgroupReport& report) {
     out += buffer;
   }
   if (report.unevenTwoThreadsUs > 0) {
-    // Against the even machine's best: what an uneven one can do is that time, times the
-    // slower thread's share of the work, which the even split gives it.
+    // The best any split could do on the uneven pair: each thread busy until the same moment,
+    // the faster one doing 1 unit of work per unit of time and the slower 1 / kUnevenSlowdown.
     const double ideal = report.oneThreadUs / (1.0 + 1.0 / kUnevenSlowdown);
     std::snprintf(buffer, sizeof buffer,
                   "  2 threads, one %.0f %% slower (the worse of the caller or the worker): "

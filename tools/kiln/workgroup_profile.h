@@ -71,8 +71,9 @@ class WorkgroupProfile {
 double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes, uint32_t threads,
                          const std::vector<double>& slowdown = {});
 
-// The factor by which one of two threads runs slower in the report's uneven case: on the
-// seventh and eighth sessions' shared VM the two vCPUs often differed by about 10 %.
+// The factor by which one of two threads runs slower in the report's uneven case: the two
+// vCPUs of a shared VM often differ by about 10 % (docs/benchmarks.md, "What two threads
+// lose").
 inline constexpr double kUnevenSlowdown = 1.1;
 
 struct WorkgroupRow {

@@ -1,0 +1,148 @@
+// How fast one core reads a buffer that the other core has just written, against one it wrote
+// itself: what a thread of the pool pays when a stage's work item reads what the previous
+// stage's items on the other thread produced (docs/benchmarks.md, "What two threads lose").
+// The timed thread runs on CPU 0; a helper pinned to CPU 1 writes the buffer between timed
+// reads (only the read is timed). Linux, two CPUs or more. Run by hand:
+//   build-*/bin/kiln_cross_core_read_bench
+// Each benchmark's bytes_per_second is the read rate; the argument is the buffer in KB.
+#include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+bool pinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+void writeAll(std::vector<float>& buffer, float value) {
+  for (float& x : buffer) x = value;
+  benchmark::ClobberMemory();
+}
+
+// Sums the buffer with four independent vector accumulators of `Bytes` bytes, so the loop is
+// bound by the loads; the widest vectors the CPU has, picked at run time.
+template <int Bytes>
+__attribute__((always_inline)) inline float sumVectors(const float* data, size_t n) {
+  typedef float Vec __attribute__((vector_size(Bytes), aligned(4)));
+  constexpr size_t kLanes = Bytes / sizeof(float);
+  Vec a = {}, b = {}, c = {}, d = {};
+  size_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    a += *reinterpret_cast<const Vec*>(data + i);
+    b += *reinterpret_cast<const Vec*>(data + i + kLanes);
+    c += *reinterpret_cast<const Vec*>(data + i + 2 * kLanes);
+    d += *reinterpret_cast<const Vec*>(data + i + 3 * kLanes);
+  }
+  Vec sum = a + b + c + d;
+  float total = 0;
+  for (size_t j = 0; j < kLanes; ++j) total += sum[j];
+  for (; i < n; ++i) total += data[i];
+  return total;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) float sumAvx512(const float* data, size_t n) {
+  return sumVectors<64>(data, n);
+}
+__attribute__((target("avx2"))) float sumAvx2(const float* data, size_t n) {
+  return sumVectors<32>(data, n);
+}
+#endif
+
+float readAll(const std::vector<float>& buffer) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return sumAvx512(buffer.data(), buffer.size());
+  if (__builtin_cpu_supports("avx2")) return sumAvx2(buffer.data(), buffer.size());
+#endif
+  return sumVectors<16>(buffer.data(), buffer.size());
+}
+
+// A helper thread on CPU 1 that writes the buffer whenever asked.
+class OtherCore {
+ public:
+  explicit OtherCore(std::vector<float>& buffer) : buffer_(buffer) {
+    thread_ = std::thread([this] {
+      pinned_ = pinTo(1);
+      ready_.store(true);
+      for (;;) {
+        int request;
+        while ((request = request_.load(std::memory_order_acquire)) == 0) {
+        }
+        if (request < 0) return;
+        writeAll(buffer_, 1.0f);
+        request_.store(0, std::memory_order_release);
+      }
+    });
+    while (!ready_.load()) {
+    }
+  }
+  ~OtherCore() {
+    request_.store(-1, std::memory_order_release);
+    thread_.join();
+  }
+  bool pinned() const { return pinned_; }
+  void write() {
+    request_.store(1, std::memory_order_release);
+    while (request_.load(std::memory_order_acquire) != 0) {
+    }
+  }
+
+ private:
+  std::vector<float>& buffer_;
+  std::atomic<int> request_{0};
+  std::atomic<bool> ready_{false};
+  bool pinned_ = false;
+  std::thread thread_;
+};
+
+void readAfter(benchmark::State& state, bool otherCoreWrote) {
+  if (!pinTo(0)) {
+    state.SkipWithError("cannot pin to CPU 0");
+    return;
+  }
+  std::vector<float> buffer(size_t(state.range(0)) * 1024 / sizeof(float), 0.0f);
+  OtherCore other(buffer);
+  if (!other.pinned()) {
+    state.SkipWithError("cannot pin the writer to CPU 1 (one CPU only?)");
+    return;
+  }
+  // Manual time: only the read is timed (PauseTiming's own clock reads would weigh on the
+  // smaller buffers).
+  for (auto _ : state) {
+    if (otherCoreWrote) {
+      other.write();
+    } else {
+      writeAll(buffer, 2.0f);
+    }
+    auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(readAll(buffer));
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(buffer.size() * sizeof(float)));
+}
+
+void BM_ReadAfterOtherCoreWrote(benchmark::State& state) { readAfter(state, true); }
+void BM_ReadAfterThisCoreWrote(benchmark::State& state) { readAfter(state, false); }
+
+// 64 KB to 2 MB: a work item's share of a layer's activations, around a Zen core's 1 MB L2.
+BENCHMARK(BM_ReadAfterOtherCoreWrote)->Arg(64)->Arg(256)->Arg(400)->Arg(800)->Arg(2048)
+    ->UseManualTime();
+BENCHMARK(BM_ReadAfterThisCoreWrote)->Arg(64)->Arg(256)->Arg(400)->Arg(800)->Arg(2048)
+    ->UseManualTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
