@@ -218,6 +218,7 @@ ArtifactSummary readArtifact(std::span<const uint8_t> bytes, const std::string& 
                      std::to_string(cost.kind));
             a.debug[e].costKind = static_cast<kiln_cost_kind>(cost.kind);
             a.debug[e].cost = cost.count;
+            a.debug[e].workQueues = cost.work_queues;
           }
           a.debugHasCosts = true;
         }

@@ -57,6 +57,7 @@ struct ArtifactDebugEntry {
   std::string nodeName;
   kiln_cost_kind costKind = KILN_COST_NONE;  // from DEBUG's cost table, if it has one
   uint64_t cost = 0;
+  uint32_t workQueues = 0;  // tasks the workgroups share at run time (0: fixed shares)
 };
 
 struct ArtifactSummary {

@@ -82,6 +82,7 @@ std::vector<DispatchInfo> dispatchInfos(const ArtifactSummary& artifact,
       info.node = d.nodeName;
       info.costKind = d.costKind;
       info.cost = d.cost;
+      info.workQueues = d.workQueues;
     }
   }
   return infos;

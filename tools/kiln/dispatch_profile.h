@@ -26,6 +26,7 @@ struct DispatchInfo {
   kiln_cost_kind costKind = KILN_COST_NONE;
   uint64_t cost = 0;
   uint32_t workgroups = 0;  // from COMMANDS (0: unknown)
+  uint32_t workQueues = 0;  // tasks its workgroups share at run time (DEBUG; 0: fixed shares)
 };
 
 class DispatchProfile {

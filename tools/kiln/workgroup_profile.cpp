@@ -114,6 +114,19 @@ double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
   return end;
 }
 
+std::vector<double> replayTimes(const std::vector<double>& workgroupsUs, uint32_t workQueues) {
+  if (workQueues == 0 || workgroupsUs.size() % workQueues != 0) return workgroupsUs;
+  // Workgroup w works on task w / (workgroups per task) (the kernels' order).
+  const size_t perTask = workgroupsUs.size() / workQueues;
+  std::vector<double> units;
+  for (size_t task = 0; task < workQueues; ++task) {
+    double us = 0;
+    for (size_t w = task * perTask; w < (task + 1) * perTask; ++w) us += workgroupsUs[w];
+    units.insert(units.end(), kSharedUnits, us / kSharedUnits);
+  }
+  return units;
+}
+
 WorkgroupReport buildWorkgroupReport(const WorkgroupProfile& profile,
                                      const std::vector<DispatchInfo>& infos) {
   WorkgroupReport report;
@@ -139,7 +152,7 @@ WorkgroupReport buildWorkgroupReport(const WorkgroupProfile& profile,
     std::vector<std::vector<double>> times;
     for (uint32_t index : dispatches) {
       const WorkgroupRow& row = report.rows[index - profile.firstDispatch()];
-      times.push_back(row.workgroupsUs);
+      times.push_back(replayTimes(row.workgroupsUs, row.info.workQueues));
       stage.oneThreadUs += row.sumUs;
     }
     for (WorkgroupReport::Simulated& s : report.simulated) {
@@ -181,10 +194,16 @@ std::string workgroupText(const WorkgroupReport& report) {
         list += buffer;
       }
     }
-    std::snprintf(buffer, sizeof buffer, "  %5u %6u %5zu %10.2f %11.2f  %-32s  %s\n", row.index,
+    std::snprintf(buffer, sizeof buffer, "  %5u %6u %5zu %10.2f %11.2f  %-32s  %s", row.index,
                   row.kernel, row.workgroupsUs.size(), row.sumUs, row.largestUs, list.c_str(),
                   row.info.name.c_str());
     out += buffer;
+    if (row.info.workQueues > 0) {
+      std::snprintf(buffer, sizeof buffer, " (%u shared task%s: replayed in %u units each)",
+                    row.info.workQueues, row.info.workQueues == 1 ? "" : "s", kSharedUnits);
+      out += buffer;
+    }
+    out += "\n";
   }
   std::snprintf(buffer, sizeof buffer,
                 "  one thread: %.2f us (sum of the workgroups' minimums, %zu stages)\n",

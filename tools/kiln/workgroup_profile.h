@@ -76,6 +76,15 @@ double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
 // lose").
 inline constexpr double kUnevenSlowdown = 1.1;
 
+// The times the replay gives a dispatch's workgroups. A dispatch whose workgroups share tasks
+// through work queues (DispatchInfo::workQueues, codegen/work_queue.h) ran, one workgroup at a
+// time, with each task's first workgroup doing the whole task and the others finding nothing
+// left: each task's time is replayed as kSharedUnits equal units instead, which the threads
+// claim as they come (the input transform that each extra thread on a task adds is not in
+// them, so the replay is a little optimistic there). Other dispatches: their workgroups' times.
+inline constexpr uint32_t kSharedUnits = 16;
+std::vector<double> replayTimes(const std::vector<double>& workgroupsUs, uint32_t workQueues);
+
 struct WorkgroupRow {
   uint32_t index = 0;  // global dispatch index
   uint32_t kernel = 0;

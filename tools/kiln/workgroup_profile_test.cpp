@@ -73,6 +73,24 @@ kiln_dispatch fakeDispatch(kiln_kernel_fn kernel, uint32_t workgroups, uint32_t 
   return d;
 }
 
+// A dispatch of 2 tasks shared through work queues, 4 workgroups each, run one at a time: each
+// task's first workgroup did all of it (10 and 6), the others returned at once (0.1). Replayed
+// as kSharedUnits equal units per task, every workgroup's time counted in its task.
+TEST(ReplayTimes, SharedTasksBecomeEqualUnits) {
+  const std::vector<double> times = {10, 0.1, 0.1, 0.1, 6, 0.1, 0.1, 0.1};
+  std::vector<double> units = replayTimes(times, 2);
+  ASSERT_EQ(units.size(), 2 * size_t{kSharedUnits});
+  EXPECT_DOUBLE_EQ(units.front(), 10.3 / kSharedUnits);
+  EXPECT_DOUBLE_EQ(units.back(), 6.3 / kSharedUnits);
+  // On two threads the units split evenly (16.6 in all), where the workgroups as measured
+  // would leave one thread with the 10 alone.
+  EXPECT_NEAR(simulatePoolStage({units}, 2), 16.6 / 2, 16.6 / kSharedUnits);
+  EXPECT_DOUBLE_EQ(simulatePoolStage({times}, 2), 10.0);
+  // Fixed shares, or a count that does not fit the workgroups: the times as they are.
+  EXPECT_EQ(replayTimes(times, 0), times);
+  EXPECT_EQ(replayTimes(times, 3), times);
+}
+
 TEST(WorkgroupProfile, RunsEveryWorkgroupAndRecordsTheStages) {
   std::memset(gRuns, 0, sizeof gRuns);
   WorkgroupProfile p;

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "kiln/codegen/winograd_plan.h"
+#include "kiln/codegen/work_queue.h"
 #include "conv_reference.h"
 #include "test_support.h"
 
@@ -77,6 +78,16 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
   const float tolerance = (m == 2 ? 2e-5f : 1e-4f) * std::sqrt(float(t.c * 9));
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], tolerance * (1.0f + std::fabs(want[i]))) << "element " << i;
+
+  // Where the kernel would share its panels through work queues (few row blocks, one channel
+  // block), the shared form computes every panel the same way: the same bits, whether the
+  // workgroups run one after another (any split) or four threads claim panels at once.
+  const int64_t tasks = winogradSharedTasks(d, vectorUnitOf(targetNamed(target)));
+  if (tasks == 0 || d.winogradTile != winogradPlan(d, vectorUnitOf(targetNamed(target))).m)
+    return;
+  d.workQueues = tasks;
+  EXPECT_EQ(runKernel(d, inputs, {1, 2, 5}, target), got) << "shared panels, one thread";
+  EXPECT_EQ(testing::runKernelOnThreads(d, inputs, 4, target), got) << "shared panels, 4 threads";
 }
 
 // Both tile sizes, both weight forms, on AVX2 and (where the host runs it) AVX-512: on
@@ -235,6 +246,25 @@ TEST(ConvWinograd, RowBlocks) {
   k = winogradBlocks(d, winogradPlan(d, {8, 16}).tile, 4);
   EXPECT_EQ(k.rowBlocks, 1);
   EXPECT_EQ(k.slots, 16);
+}
+
+TEST(ConvWinograd, SharedPanelsPolicy) {
+  // Work queues where fixed groups of panels would repeat the input transform: fewer (image,
+  // row block) tasks than kWinogradMinItems, one channel block. AVX-512 (16 lanes).
+  const VectorUnit avx512{16, 32};
+  auto tasks = [&](const Case& t) { return winogradSharedTasks(describe(t), avx512); };
+  EXPECT_EQ(tasks({1, 64, 56, 56, 64}), 0);     // ResNet-18 layer1: 6 row blocks
+  EXPECT_EQ(tasks({1, 128, 28, 28, 128}), 2);   // layer2: 2 row blocks
+  EXPECT_EQ(tasks({1, 256, 14, 14, 256}), 1);   // layer3
+  EXPECT_EQ(tasks({1, 512, 7, 7, 512}), 1);     // layer4
+  EXPECT_EQ(tasks({2, 512, 7, 7, 512}), 2);     // one task per image
+  EXPECT_EQ(tasks({1, 797, 7, 7, 17}), 0);      // several channel blocks
+  EXPECT_EQ(tasks({1, 8, 14, 14, 8}), 0);       // too few channels for Winograd
+  // Workgroups per task: together at least kWorkQueueThreads.
+  EXPECT_EQ(workgroupsPerTask(1), 8);
+  EXPECT_EQ(workgroupsPerTask(2), 4);
+  EXPECT_EQ(workgroupsPerTask(3), 3);
+  EXPECT_EQ(workgroupsPerTask(8), 1);
 }
 
 TEST(ConvWinograd, MapsAndPads) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/ir/parser.h"
@@ -97,6 +99,8 @@ std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vect
     for (auto& in : copies) bindings.push_back(in.data());
     std::vector<float> out(static_cast<size_t>(product(desc.output.shape)) + 1, 12345.0f);
     bindings.push_back(out.data());
+    WorkQueues queues(desc);  // empty at the start of every run, as the artifact's FILL makes them
+    if (queues.binding()) bindings.push_back(queues.binding());
     lib.run(result.kernelIndex[0], bindings, split);
     if (out.back() != 12345.0f) throw std::runtime_error("kernel wrote past its output");
     out.pop_back();
@@ -107,6 +111,38 @@ std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vect
     }
   }
   return reference;
+}
+
+std::vector<float> runKernelOnThreads(const KernelDesc& desc,
+                                      const std::vector<std::vector<float>>& inputs,
+                                      uint32_t threads, const std::string& target) {
+  TargetRequest request;
+  request.name = target;
+  CodegenResult result = generateKernels({desc}, resolveTarget(request));
+  LoadedLibrary lib(result.bytes);
+  std::vector<std::vector<float>> copies = inputs;
+  std::vector<void*> bindings;
+  for (auto& in : copies) bindings.push_back(in.data());
+  std::vector<float> out(static_cast<size_t>(product(desc.output.shape)), 12345.0f);
+  bindings.push_back(out.data());
+  WorkQueues queues(desc);
+  if (queues.binding()) bindings.push_back(queues.binding());
+  const uint32_t workgroups = result.maxWorkgroups[0];
+  const kiln_kernel_fn kernel = lib.library().kernels[result.kernelIndex[0]];
+  std::atomic<uint32_t> next{0};
+  std::atomic<uint32_t> ready{0};
+  auto work = [&] {
+    // Start together, so that the threads really do share the workgroups.
+    ready.fetch_add(1);
+    while (ready.load() < threads) {
+    }
+    for (uint32_t id; (id = next.fetch_add(1)) < workgroups;)
+      kernel(bindings.data(), id, workgroups);
+  };
+  std::vector<std::thread> pool;
+  for (uint32_t t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+  return out;
 }
 
 ir::DispatchGraph oneDispatchPerOp(const std::string& text) {

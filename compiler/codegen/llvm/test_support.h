@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/codegen/codegen.h"
+#include "kiln/codegen/work_queue.h"
 #include "kiln/format/kernel_abi.h"
 #include "kiln/ir/dispatch_graph.h"
 
@@ -53,6 +54,27 @@ const std::vector<std::string>& runnableVectorTargets();
 std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,
                              std::vector<uint32_t> splits = {1, 3},
                              const std::string& target = "host");
+
+// The work-queue binding of a kernel with work queues (KernelDesc::workQueues), empty (zero),
+// as the artifact's FILL leaves it before every call; no binding otherwise.
+class WorkQueues {
+ public:
+  explicit WorkQueues(const KernelDesc& desc)
+      : lines_(size_t(desc.workQueues) * kWorkQueueBytes / sizeof(Line)) {}
+  void* binding() { return lines_.empty() ? nullptr : lines_.data(); }
+
+ private:
+  struct alignas(kWorkQueueBytes) Line {
+    uint8_t bytes[kWorkQueueBytes] = {};
+  };
+  std::vector<Line> lines_;
+};
+
+// Generates a library with one kernel and runs every workgroup of it on `threads` threads at
+// once, each claiming the next workgroup like the thread pool does; returns the output.
+std::vector<float> runKernelOnThreads(const KernelDesc& desc,
+                                      const std::vector<std::vector<float>>& inputs,
+                                      uint32_t threads, const std::string& target = "host");
 
 // The graph parsed from IR text with one dispatch per op (no fusion), each dispatch's bindings in
 // formDispatches' order: its runtime operands (static operands are baked in), then its results.

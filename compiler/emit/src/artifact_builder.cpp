@@ -169,6 +169,7 @@ std::vector<uint8_t> buildDebug(const ArtifactContents& c) {
     kiln_debug_cost cost{};
     cost.count = d.cost;
     cost.kind = d.costKind;
+    cost.work_queues = d.workQueues;
     appendStruct(out, cost);
   }
   out.insert(out.end(), strings.bytes().begin(), strings.bytes().end());

@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "kiln/codegen/work_queue.h"
 #include "kiln/emit/dispatch_cost.h"
 #include "kiln/ir/op.h"
 
@@ -78,6 +79,7 @@ TensorInfo ioTensor(const ir::IoTensor& io) {
 // Alignment a kernel may assume for a binding: its element size (the kernels use plain,
 // unaligned-safe vector accesses beyond that).
 uint16_t bindingAlignment(const ir::Binding& binding) {
+  if (!binding.value) return KILN_ALIGNMENT;  // work queues (codegen/work_queue.h): 64-byte lines
   uint32_t size = ir::dtypeSize(binding.value->type().dtype);
   return static_cast<uint16_t>(std::clamp<uint32_t>(size, 1, KILN_ALIGNMENT));
 }
@@ -152,7 +154,10 @@ ArtifactContents describeArtifact(const ir::DispatchGraph& graph,
         f.commands.dispatch(kernels.kernelIndex[d.id], workgroups, refs);
         if (!options.strip) {
           DispatchCost cost = dispatchCost(d);
-          c.debug.push_back({dispatchName(d), sourceNames(d), cost.kind, cost.count});
+          uint32_t queues = 0;  // the work-queue binding has no tensor (codegen/work_queue.h)
+          for (const ir::Binding& b : d.bindings)
+            if (!b.value) queues += static_cast<uint32_t>(b.ref.length / codegen::kWorkQueueBytes);
+          c.debug.push_back({dispatchName(d), sourceNames(d), cost.kind, cost.count, queues});
         }
         break;
       }

@@ -42,12 +42,17 @@
 #include "fused_epilogue.h"
 #include "kernel_builder.h"
 #include "kiln/codegen/winograd_plan.h"
+#include "kiln/codegen/work_queue.h"
 
 namespace kiln::codegen::detail {
 namespace {
 
 constexpr int64_t kMFloats = 32768;  // M buffer with several channel blocks: 128 KB at most
-constexpr int64_t kMinItems = 4;     // output-channel panels split into groups until this many
+// Shared panels (work queues): a thread joins a task that others have started only while at
+// least this many of its panels are left, else the input transform it would add costs more
+// than its share of the panels saves (ResNet-18: a row block's transform costs 0.4-1.7 times
+// a panel's products).
+constexpr int64_t kJoinPanels = 3;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -95,7 +100,15 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // buffer (every panel of the group) within kMFloats.
   const int64_t fullPanels = OC / MR, remRows = OC % MR, panels = fullPanels + (remRows > 0);
   const int64_t storedFloats = OC * P * C;  // the stored transform's size (binding 1)
-  int64_t ocGroups = std::clamp<int64_t>(ceilDiv(kMinItems, N * rowBlocks), 1, panels);
+  // Shared panels (work_queue.h, winogradSharedTasks): one task per (image, block of tile
+  // rows), perTask workgroups each, every panel of the task claimed from its queue. Else
+  // output-channel groups fixed per work item.
+  const int64_t tasks = d.workQueues;
+  const bool shared = tasks > 0;
+  assert((!shared || (oneCBlock && tasks == N * rowBlocks)) && "work queues need one channel block");
+  const int64_t perTask = shared ? workgroupsPerTask(tasks) : 1;
+  int64_t ocGroups =
+      shared ? 1 : std::clamp<int64_t>(ceilDiv(kWinogradMinItems, N * rowBlocks), 1, panels);
   if (!oneCBlock) ocGroups = std::max(ocGroups, ceilDiv(panels * P * MR * slotsBuf, kMFloats));
   ocGroups = std::min(ocGroups, panels);
   // Group g takes panels [g * panels / G, (g + 1) * panels / G): sizes differ by one at most
@@ -104,7 +117,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // 30, 32 rows; groups of 6 gave 36, 36, 36, 20).
   const int64_t panelsPerGroup = ceilDiv(panels, ocGroups);  // the largest group
   const int64_t mPanels = oneCBlock ? 1 : panelsPerGroup;  // M buffer panels
-  const int64_t items = N * ocGroups * rowBlocks;
+  const int64_t items = shared ? tasks * perTask : N * ocGroups * rowBlocks;
   // Weights transformed here: runs of kc channels, a run's U' at uBuf[pos * uStride + c *
   // rows + row].
   const int64_t kc = winogradTransformChannels(m, MR, blockC);
@@ -219,8 +232,18 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   for (int64_t e = 0; e < 4 * int64_t(L); ++e) concat4.push_back(int(e));
 
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
-    std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, rowBlocks});
-    llvm::Value *n = co[0], *ocGroup = co[1], *rowBlock = co[2];
+    // Shared: item = (task, helper), the task's queue, and the end it claims from (the pool
+    // runs its first items on one thread and its last on another: they start at both ends).
+    llvm::Value *n, *ocGroup, *rowBlock, *queue = nullptr, *fromTop = nullptr;
+    if (shared) {
+      std::vector<llvm::Value*> co = kb.decompose(item, {N, rowBlocks, perTask});
+      n = co[0], rowBlock = co[1], ocGroup = kb.index(0);
+      queue = kb.workQueue(b.CreateUDiv(item, kb.index(perTask)));
+      fromTop = b.CreateICmpNE(b.CreateAnd(co[2], kb.index(1)), kb.index(0));
+    } else {
+      std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, rowBlocks});
+      n = co[0], ocGroup = co[1], rowBlock = co[2];
+    }
     llvm::Value* panelLo =
         b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
     llvm::Value* panelHi = b.CreateUDiv(
@@ -624,7 +647,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
         } else {
           inputTransform(c0, count);
         }
-        auto panelWork = [&](llvm::Value* panel, int64_t panelRows) {
+        // `nextPanel`: the panel this thread most likely takes next, whose weights the last
+        // position prefetches (null: panel + 1, whose weights follow this panel's).
+        auto panelWork = [&](llvm::Value* panel, int64_t panelRows, llvm::Value* nextPanel) {
           llvm::Value* mp = oneCBlock ? kb.index(0) : b.CreateSub(panel, panelLo);
           // The taps of the next run, which follow this one's (this panel's next channels,
           // after the last run the next panel's first), a share of their cache lines per
@@ -634,6 +659,11 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             llvm::Value* next = b.CreateAdd(
                 b.CreateMul(panel, kb.index(MR * 9 * C)),
                 b.CreateMul(b.CreateAdd(cAbs, kb.index(kCount)), kb.index(9 * panelRows)));
+            if (nextPanel) {
+              llvm::Value* lastRun = b.CreateICmpSGE(b.CreateAdd(cAbs, kb.index(kCount)),
+                                                     kb.index(C));
+              next = b.CreateSelect(lastRun, b.CreateMul(nextPanel, kb.index(MR * 9 * C)), next);
+            }
             const int64_t lines = ceilDiv(9 * kc * panelRows, 16) + 1, perPos = ceilDiv(lines, P);
             llvm::Value* line0 = b.CreateMul(pos, kb.index(perPos));
             for (int64_t i = 0; i < perPos; ++i) {
@@ -648,9 +678,14 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
           // the next panel's first), all its cache lines: each position's first slot tile would
           // otherwise wait on memory for its weights, which the position's other tiles then
           // find in L1. (Clamped to the weights' last line.)
-          auto prefetchNextPosition = [&](llvm::Value* uBase, int64_t kCount) {
+          auto prefetchNextPosition = [&](llvm::Value* uBase, llvm::Value* pos, int64_t kCount) {
             const int64_t lines = ceilDiv(kCount * panelRows, 16) + 1;
             llvm::Value* next = b.CreateAdd(uBase, kb.index(C * panelRows));
+            if (nextPanel) {
+              llvm::Value* lastPosition = b.CreateICmpEQ(pos, kb.index(P - 1));
+              next = b.CreateSelect(lastPosition, b.CreateMul(nextPanel, kb.index(MR * P * C)),
+                                    next);
+            }
             for (int64_t i = 0; i < lines; ++i) {
               llvm::Value* at =
                   kb.minValue(b.CreateAdd(next, kb.index(i * 16)), kb.index(storedFloats - 1));
@@ -679,7 +714,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                   if (inKernel) {
                     prefetchNextRun(pos, b.CreateAdd(c0, cl0), kCount);
                   } else {
-                    prefetchNextPosition(uBase, kCount);
+                    prefetchNextPosition(uBase, pos, kCount);
                   }
                   auto gemmTile = [&](llvm::Value* s0, int64_t nv) {
                     for (int64_t r = 0; r < panelRows; ++r) {
@@ -756,10 +791,28 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             kb.ifThen(last, output);
           }
         };
-        kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelWork(panel, MR); },
-                    /*unroll=*/false);
-        if (remRows > 0)
-          kb.ifThen(hasRemainder, [&] { panelWork(kb.index(fullPanels), remRows); });
+        if (shared) {
+          // Every panel of the task, one claim at a time; the next claim from the same end is
+          // most likely the neighbouring panel.
+          kb.forEachClaimed(queue, panels, fromTop, [&](llvm::Value* panel) {
+            llvm::Value* next = b.CreateSelect(
+                fromTop, kb.maxValue(b.CreateSub(panel, kb.index(1)), kb.index(0)),
+                kb.minValue(b.CreateAdd(panel, kb.index(1)), kb.index(panels - 1)));
+            if (remRows == 0) {
+              panelWork(panel, MR, next);
+              return;
+            }
+            kb.ifThen(b.CreateICmpULT(panel, kb.index(fullPanels)),
+                      [&] { panelWork(panel, MR, next); });
+            kb.ifThen(b.CreateICmpEQ(panel, kb.index(fullPanels)),
+                      [&] { panelWork(kb.index(fullPanels), remRows, next); });
+          });
+        } else {
+          kb.forRange(panelLo, fullHi, [&](llvm::Value* panel) { panelWork(panel, MR, nullptr); },
+                      /*unroll=*/false);
+          if (remRows > 0)
+            kb.ifThen(hasRemainder, [&] { panelWork(kb.index(fullPanels), remRows, nullptr); });
+        }
       };
 
       if (oneCBlock) {
@@ -778,13 +831,24 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       }
     };
 
-    if (longRows == shortRows) {
-      block(shortRows);
-    } else {
+    auto rowBlockWork = [&] {
+      if (longRows == shortRows) {
+        block(shortRows);
+        return;
+      }
       llvm::Value* isLong = b.CreateICmpEQ(b.CreateSub(tr1, tr0), kb.index(longRows));
       kb.ifThen(isLong, [&] { block(longRows); });
       kb.ifThen(b.CreateNot(isLong), [&] { block(shortRows); });
+    };
+    if (!shared) {
+      rowBlockWork();
+      return;
     }
+    // A task nobody has started, or one with enough panels left to be worth a transform.
+    llvm::Value* claimed = kb.workQueueClaimed(queue);
+    kb.ifThen(b.CreateOr(b.CreateICmpEQ(claimed, kb.index(0)),
+                         b.CreateICmpSLE(claimed, kb.index(panels - kJoinPanels))),
+              rowBlockWork);
   });
   return workgroupsFor(items, panelsPerGroup * MR * C * P * slotsBuf);
 }

@@ -5,6 +5,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 
+#include "kiln/codegen/work_queue.h"
 #include "math_approx.h"
 
 namespace kiln::codegen::detail {
@@ -50,7 +51,7 @@ KernelBuilder::KernelBuilder(llvm::Module& module, const std::string& name, cons
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* voidTy = llvm::Type::getVoidTy(ctx);
-  unsigned bindingCount = static_cast<unsigned>(desc.inputs.size() + 1 + desc.extraOutputs.size());
+  unsigned bindingCount = static_cast<unsigned>(desc.bindingCount());
 
   // The ABI entry point: void(void* const* bindings, uint32_t id, uint32_t count).
   auto* entryType = llvm::FunctionType::get(voidTy, {ptr, i32, i32}, false);
@@ -216,6 +217,55 @@ void KernelBuilder::forRange(llvm::Value* begin, llvm::Value* end, const Body& b
     latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
   }
 
+  builder_.SetInsertPoint(exit);
+}
+
+llvm::Value* KernelBuilder::workQueue(llvm::Value* queue) {
+  return builder_.CreateGEP(builder_.getInt8Ty(), bindings_.at(desc_.workQueueBinding()),
+                            builder_.CreateMul(queue, index(kWorkQueueBytes)));
+}
+
+namespace {
+
+// The two halves of a queue's counter: units claimed from the bottom (low 32 bits) and from
+// the top (high 32 bits), as index values.
+std::pair<llvm::Value*, llvm::Value*> claimHalves(llvm::IRBuilder<>& b, llvm::Value* counter,
+                                                  llvm::Type* indexType) {
+  llvm::Value* bottom = b.CreateAnd(counter, b.getInt64(0xffffffffu));
+  llvm::Value* top = b.CreateLShr(counter, b.getInt64(32));
+  return {b.CreateZExtOrTrunc(bottom, indexType), b.CreateZExtOrTrunc(top, indexType)};
+}
+
+}  // namespace
+
+llvm::Value* KernelBuilder::workQueueClaimed(llvm::Value* counter) {
+  llvm::LoadInst* value = builder_.CreateAlignedLoad(builder_.getInt64Ty(), counter, llvm::Align(8));
+  value->setAtomic(llvm::AtomicOrdering::Monotonic);
+  auto [bottom, top] = claimHalves(builder_, value, indexType_);
+  return builder_.CreateAdd(bottom, top);
+}
+
+void KernelBuilder::forEachClaimed(llvm::Value* counter, int64_t units, llvm::Value* fromTop,
+                                   const Body& body) {
+  llvm::LLVMContext& ctx = context();
+  llvm::Function* fn = builder_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "claim", fn);
+  llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx, "claimed", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "queue_empty", fn);
+  builder_.CreateBr(header);
+  builder_.SetInsertPoint(header);
+  // Only the add itself needs to be atomic: the units' results reach other threads through the
+  // pool's end of stage, and the FILL that empties the queues comes a stage before.
+  llvm::Value* step =
+      builder_.CreateSelect(fromTop, builder_.getInt64(uint64_t{1} << 32), builder_.getInt64(1));
+  llvm::Value* before = builder_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, step,
+                                                 llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+  auto [bottom, top] = claimHalves(builder_, before, indexType_);
+  llvm::Value* valid = builder_.CreateICmpULT(builder_.CreateAdd(bottom, top), index(units));
+  builder_.CreateCondBr(valid, bodyBlock, exit);
+  builder_.SetInsertPoint(bodyBlock);
+  body(builder_.CreateSelect(fromTop, builder_.CreateSub(index(units - 1), top), bottom));
+  builder_.CreateBr(header);
   builder_.SetInsertPoint(exit);
 }
 

@@ -81,6 +81,14 @@ class KernelBuilder {
   }
   // Calls body(i) for this workgroup's contiguous share of [0, total).
   void forWorkgroupShare(int64_t total, const Body& body);
+  // ---- Work queues (kiln/codegen/work_queue.h) -----------------------------------------------
+  // The counter of work queue `queue` (an index value) in the work-queue binding.
+  llvm::Value* workQueue(llvm::Value* queue);
+  // How many of the queue's units have been claimed so far (from either end).
+  llvm::Value* workQueueClaimed(llvm::Value* counter);
+  // Claims units of [0, units) from the queue's bottom (`fromTop` false) or top (true), one at
+  // a time, and calls body(unit) for each, until the queue has none left.
+  void forEachClaimed(llvm::Value* counter, int64_t units, llvm::Value* fromTop, const Body& body);
   // if (cond) then(); — `cond` is i1.
   void ifThen(llvm::Value* cond, const std::function<void()>& then);
 

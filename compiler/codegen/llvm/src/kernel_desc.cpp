@@ -166,7 +166,8 @@ void printBuffer(std::ostream& os, const BufferDesc& buffer) {
 std::string KernelDesc::key() const {
   std::ostringstream os;
   os.precision(17);
-  os << "kind" << static_cast<int>(kind) << " alias" << bindingsMayAlias << " in(";
+  os << "kind" << static_cast<int>(kind) << " alias" << bindingsMayAlias << " wq" << workQueues
+     << " in(";
   for (const BufferDesc& in : inputs) printBuffer(os, in), os << ' ';
   os << ") out ";
   printBuffer(os, output);

@@ -66,6 +66,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         weights->ref.length = constant.bytes.size();
         desc.weightPanel = plan.tile.mr;
         desc.winogradTile = plan.m;
+        desc.workQueues = winogradSharedTasks(desc, unit);
         grown = true;
         break;
       }
@@ -79,6 +80,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         std::memcpy(constant.bytes.data(), panels.data(), bytes);
         desc.weightPanel = plan.tile.mr;
         desc.winogradTile = plan.m;
+        desc.workQueues = winogradSharedTasks(desc, unit);
         break;
       }
       case ConvWeights::Oihw:

@@ -126,6 +126,14 @@ WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   return plan;
 }
 
+int64_t winogradSharedTasks(const KernelDesc& d, VectorUnit unit) {
+  const WinogradPlan plan = winogradPlan(d, unit);
+  if (!plan.applies()) return 0;
+  const WinogradBlocks blocks = winogradBlocks(d, plan.tile, plan.m);
+  const int64_t tasks = d.inputs[0].shape[0] * blocks.rowBlocks;
+  return blocks.channelBlocks == 1 && tasks < kWinogradMinItems ? tasks : 0;
+}
+
 WinogradMatrices winogradMatrices(int64_t m) {
   WinogradMatrices w;
   w.m = m;

@@ -309,7 +309,9 @@ typedef enum kiln_cost_kind {
 typedef struct kiln_debug_cost {
   uint64_t count; /* 0 */
   uint32_t kind;  /* 8: kiln_cost_kind */
-  uint32_t reserved; /* 12: 0 */
+  uint32_t work_queues; /* 12: the tasks whose work the dispatch's workgroups share at run time
+                         *     (they claim it from work queues in the arena); 0: each workgroup
+                         *     does a fixed share (earlier writers: always 0) */
 } kiln_debug_cost;
 
 /* ---- constants hash -------------------------------------------------------------------------

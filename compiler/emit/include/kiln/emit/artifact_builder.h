@@ -43,6 +43,7 @@ struct DebugEntry {
   std::string nodeName;
   kiln_cost_kind costKind = KILN_COST_NONE;  // DEBUG's cost table (see dispatch_cost.h)
   uint64_t cost = 0;
+  uint32_t workQueues = 0;  // tasks shared through work queues (kiln_debug_cost.work_queues)
 };
 
 struct ArtifactContents {

@@ -52,7 +52,9 @@ struct BufferRef {
 enum Access : uint8_t { kRead = 1, kWrite = 2 };
 
 struct Binding {
-  const Value* value = nullptr;  // the bound IR value: its type() is the binding's tensor type
+  // The bound IR value: its type() is the binding's tensor type. Null only for a kernel's work
+  // queues, which codegen adds after planning (codegen/work_queue.h): no tensor.
+  const Value* value = nullptr;
   uint8_t access = kRead;        // Access bits
   BufferRef ref;                 // filled by planMemory
   int operandIndex = -1;         // root operand index, or -1 for a result or a fused operand

@@ -155,6 +155,13 @@ struct KernelDesc {
   std::vector<BufferDesc> extraOutputs;  // Split only: bindings after `output`
   // Bindings may overlap (an in-place elementwise op): no `noalias` on the pointers.
   bool bindingsMayAlias = false;
+  // Work queues (work_queue.h): this many claim counters, kWorkQueueBytes each, in one more
+  // binding after the outputs, zeroed before every call. The kernel's workgroups take their
+  // share of the work from them at run time. 0: no such binding.
+  int64_t workQueues = 0;
+  // Bindings of the kernel: inputs, output, extra outputs, then the work queues if any.
+  size_t bindingCount() const { return inputs.size() + 1 + extraOutputs.size() + (workQueues > 0); }
+  unsigned workQueueBinding() const { return unsigned(inputs.size() + 1 + extraOutputs.size()); }
   std::string name;  // for diagnostics and symbol names only; not part of identity
 
   ElementwiseExpr expr;  // Elementwise

@@ -65,6 +65,16 @@ struct WinogradBlocks {
   int64_t blockC = 0, channelBlocks = 0;
 };
 WinogradBlocks winogradBlocks(const KernelDesc& desc, const ConvGemmTile& tile, int64_t m);
+// The kernel's work items number at least kWinogradMinItems (enough to share over a few
+// threads). Where the blocks of tile rows are fewer and every input channel's transform fits
+// one channel block, the kernel shares its output-channel panels through work queues
+// (work_queue.h): one task per (image, block of tile rows), its panels claimed one at a time
+// by every thread that joins it, so the input transform is done once per thread and task
+// rather than once per group of panels. winogradSharedTasks gives that task count, 0 where the
+// kernel splits the panels into groups fixed at compile time instead.
+inline constexpr int64_t kWinogradMinItems = 4;
+int64_t winogradSharedTasks(const KernelDesc& desc, VectorUnit unit);
+
 // Whether the kernel's transforms take vectors of L consecutive slots across tile rows
 // ("packed": lane e of a block's vector v is the tile of slot v * L + e) rather than L tiles
 // of one tile row: where a tile row has at most half a vector of tiles (AVX-512: 13x13/14x14
