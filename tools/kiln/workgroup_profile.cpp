@@ -86,7 +86,8 @@ std::vector<double> WorkgroupProfile::minimumsUs(uint32_t slot) const {
 }
 
 double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
-                         uint32_t threads, const std::vector<double>& slowdown) {
+                         uint32_t threads, const std::vector<double>& slowdown,
+                         const std::vector<bool>& oneAtATime) {
   if (threads == 0) threads = 1;
   // lo/hi: the unclaimed workgroups of each dispatch; the pool works on the last dispatch
   // with any left.
@@ -101,7 +102,8 @@ double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes,
     if (d == 0) break;
     --d;
     size_t t = size_t(std::min_element(freeAt.begin(), freeAt.end()) - freeAt.begin());
-    size_t claim = std::max<size_t>(1, (hi[d] - lo[d]) / shares);
+    const bool single = d < oneAtATime.size() && oneAtATime[d];
+    size_t claim = single ? 1 : std::max<size_t>(1, (hi[d] - lo[d]) / shares);
     double time = freeAt[t];
     const double factor = t < slowdown.size() ? slowdown[t] : 1.0;
     for (size_t i = 0; i < claim; ++i) {
@@ -150,18 +152,21 @@ WorkgroupReport buildWorkgroupReport(const WorkgroupProfile& profile,
     StageRow stage;
     stage.dispatches = dispatches;
     std::vector<std::vector<double>> times;
+    std::vector<bool> units;  // shared tasks' units, claimed one at a time
     for (uint32_t index : dispatches) {
       const WorkgroupRow& row = report.rows[index - profile.firstDispatch()];
       times.push_back(replayTimes(row.workgroupsUs, row.info.workQueues));
+      units.push_back(row.info.workQueues > 0 &&
+                      row.workgroupsUs.size() % row.info.workQueues == 0);
       stage.oneThreadUs += row.sumUs;
     }
     for (WorkgroupReport::Simulated& s : report.simulated) {
-      double us = simulatePoolStage(times, s.threads);
+      double us = simulatePoolStage(times, s.threads, {}, units);
       s.us += us;
       if (s.threads == 2) stage.twoThreadsUs = us;
     }
-    callerSlow += simulatePoolStage(times, 2, {kUnevenSlowdown, 1.0});
-    workerSlow += simulatePoolStage(times, 2, {1.0, kUnevenSlowdown});
+    callerSlow += simulatePoolStage(times, 2, {kUnevenSlowdown, 1.0}, units);
+    workerSlow += simulatePoolStage(times, 2, {1.0, kUnevenSlowdown}, units);
     report.oneThreadUs += stage.oneThreadUs;
     report.stages.push_back(std::move(stage));
   }
@@ -274,6 +279,7 @@ void writeWorkgroupJson(JsonWriter& j, const WorkgroupReport& report) {
     j.field("kernel", row.kernel);
     if (!row.info.name.empty()) j.field("name", row.info.name);
     j.field("sum_us", row.sumUs);
+    if (row.info.workQueues > 0) j.field("work_queues", row.info.workQueues);
     j.key("workgroups_us");
     j.beginArray();
     for (double us : row.workgroupsUs) j.value(us);

@@ -68,8 +68,11 @@ class WorkgroupProfile {
 // step with drain() when the pool's order changes. `slowdown`, if given, has one factor per
 // thread (thread 0 the caller) by which that thread's workgroups take longer: a CPU that runs
 // slower than the other (a busy sibling hardware thread, a host that shares the core).
+// `oneAtATime`, if given, marks the dispatches whose items are claimed one by one (the units
+// of shared tasks, replayTimes) rather than in guided shares.
 double simulatePoolStage(const std::vector<std::vector<double>>& workgroupTimes, uint32_t threads,
-                         const std::vector<double>& slowdown = {});
+                         const std::vector<double>& slowdown = {},
+                         const std::vector<bool>& oneAtATime = {});
 
 // The factor by which one of two threads runs slower in the report's uneven case: the two
 // vCPUs of a shared VM often differ by about 10 % (docs/benchmarks.md, "What two threads
@@ -81,8 +84,9 @@ inline constexpr double kUnevenSlowdown = 1.1;
 // time, with each task's first workgroup doing the whole task and the others finding nothing
 // left: each task's time is replayed as kSharedUnits equal units instead, which the threads
 // claim as they come (the input transform that each extra thread on a task adds is not in
-// them, so the replay is a little optimistic there). Other dispatches: their workgroups' times.
-inline constexpr uint32_t kSharedUnits = 16;
+// them, so the replay is a little optimistic there), claimed one at a time like the panels of
+// a Winograd convolution. Other dispatches: their workgroups' times.
+inline constexpr uint32_t kSharedUnits = 32;
 std::vector<double> replayTimes(const std::vector<double>& workgroupsUs, uint32_t workQueues);
 
 struct WorkgroupRow {

@@ -82,9 +82,9 @@ TEST(ReplayTimes, SharedTasksBecomeEqualUnits) {
   ASSERT_EQ(units.size(), 2 * size_t{kSharedUnits});
   EXPECT_DOUBLE_EQ(units.front(), 10.3 / kSharedUnits);
   EXPECT_DOUBLE_EQ(units.back(), 6.3 / kSharedUnits);
-  // On two threads the units split evenly (16.6 in all), where the workgroups as measured
-  // would leave one thread with the 10 alone.
-  EXPECT_NEAR(simulatePoolStage({units}, 2), 16.6 / 2, 16.6 / kSharedUnits);
+  // On two threads the units, claimed one at a time, split evenly (16.6 in all), where the
+  // workgroups as measured would leave one thread with the 10 alone.
+  EXPECT_NEAR(simulatePoolStage({units}, 2, {}, {true}), 16.6 / 2, 10.3 / kSharedUnits);
   EXPECT_DOUBLE_EQ(simulatePoolStage({times}, 2), 10.0);
   // Fixed shares, or a count that does not fit the workgroups: the times as they are.
   EXPECT_EQ(replayTimes(times, 0), times);

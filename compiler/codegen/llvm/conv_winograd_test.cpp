@@ -249,11 +249,12 @@ TEST(ConvWinograd, RowBlocks) {
 }
 
 TEST(ConvWinograd, SharedPanelsPolicy) {
-  // Work queues where fixed groups of panels would repeat the input transform: fewer (image,
-  // row block) tasks than kWinogradMinItems, one channel block. AVX-512 (16 lanes).
+  // Work queues: fewer (image, row block) tasks than kWorkQueueThreads, one channel block.
+  // AVX-512 (16 lanes).
   const VectorUnit avx512{16, 32};
   auto tasks = [&](const Case& t) { return winogradSharedTasks(describe(t), avx512); };
-  EXPECT_EQ(tasks({1, 64, 56, 56, 64}), 0);     // ResNet-18 layer1: 6 row blocks
+  EXPECT_EQ(tasks({1, 64, 56, 56, 64}), 6);     // ResNet-18 layer1: 6 row blocks
+  EXPECT_EQ(tasks({2, 64, 56, 56, 64}), 0);     // 12: a task per thread already
   EXPECT_EQ(tasks({1, 128, 28, 28, 128}), 2);   // layer2: 2 row blocks
   EXPECT_EQ(tasks({1, 256, 14, 14, 256}), 1);   // layer3
   EXPECT_EQ(tasks({1, 512, 7, 7, 512}), 1);     // layer4

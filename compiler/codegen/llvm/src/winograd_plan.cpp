@@ -2,6 +2,8 @@
 // LLVM-free.
 #include "kiln/codegen/winograd_plan.h"
 
+#include "kiln/codegen/work_queue.h"
+
 #include <algorithm>
 #include <cassert>
 
@@ -131,7 +133,9 @@ int64_t winogradSharedTasks(const KernelDesc& d, VectorUnit unit) {
   if (!plan.applies()) return 0;
   const WinogradBlocks blocks = winogradBlocks(d, plan.tile, plan.m);
   const int64_t tasks = d.inputs[0].shape[0] * blocks.rowBlocks;
-  return blocks.channelBlocks == 1 && tasks < kWinogradMinItems ? tasks : 0;
+  // With kWorkQueueThreads tasks or more, every thread of a pool that size has a task of its
+  // own: fixed workgroups, one per task, do as well.
+  return blocks.channelBlocks == 1 && tasks < kWorkQueueThreads ? tasks : 0;
 }
 
 WinogradMatrices winogradMatrices(int64_t m) {

@@ -65,13 +65,14 @@ struct WinogradBlocks {
   int64_t blockC = 0, channelBlocks = 0;
 };
 WinogradBlocks winogradBlocks(const KernelDesc& desc, const ConvGemmTile& tile, int64_t m);
-// The kernel's work items number at least kWinogradMinItems (enough to share over a few
-// threads). Where the blocks of tile rows are fewer and every input channel's transform fits
-// one channel block, the kernel shares its output-channel panels through work queues
-// (work_queue.h): one task per (image, block of tile rows), its panels claimed one at a time
-// by every thread that joins it, so the input transform is done once per thread and task
-// rather than once per group of panels. winogradSharedTasks gives that task count, 0 where the
-// kernel splits the panels into groups fixed at compile time instead.
+// Where every input channel's transform fits one channel block and there are fewer (image,
+// block of tile rows) tasks than kWorkQueueThreads, the kernel shares its output-channel
+// panels through work queues (work_queue.h): one task per (image, block of tile rows), its
+// panels claimed one at a time by every thread that joins it, so the input transform is done
+// once per thread and task rather than once per fixed group of panels, and a thread that
+// finishes early helps with a task still running. winogradSharedTasks gives that task count, 0
+// where the kernel's workgroups take fixed shares instead: items of kWinogradMinItems at least
+// (enough for a few threads), output-channel groups where the tasks are fewer.
 inline constexpr int64_t kWinogradMinItems = 4;
 int64_t winogradSharedTasks(const KernelDesc& desc, VectorUnit unit);
 
