@@ -54,6 +54,9 @@ std::string commandText(const ArtifactSummary& a, const ArtifactCommand& c) {
                          std::to_string(c.operands[KILN_DISPATCH_WORKGROUPS]);
       if (const ArtifactDebugEntry* d = debugFor(a, c.dispatchIndex)) {
         if (a.debugHasCosts) text += "  (" + costText(d->costKind, d->cost) + ")";
+        if (d->workQueues > 0)
+          text += "  [" + std::to_string(d->workQueues) + " shared task" +
+                  (d->workQueues == 1 ? "" : "s") + "]";
         text += "  " + d->dispatchName + "  <- " + d->nodeName;
       }
       for (size_t b = 0; b < c.bindings.size(); ++b) {
@@ -251,6 +254,7 @@ void printJson(const std::string& path, const ArtifactSummary& a) {
         if (a.debugHasCosts) {
           j.field("cost_kind", costKindName(d->costKind));
           j.field("cost", d->cost);
+          if (d->workQueues > 0) j.field("work_queues", d->workQueues);
         }
       }
       j.key("bindings");
