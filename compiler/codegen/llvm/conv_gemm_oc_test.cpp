@@ -59,11 +59,43 @@ void check(const Case& t, const std::string& target = "") {
     if (name == "x86_64-v3" || ocVectorTile(describe(t), unitOf(name)).applies()) checkOn(t, name);
 }
 
+// The items two threads share best: MobileNetV2's 14x14 project convs (96 channels: three
+// 32-channel panels and 14 tiles of 14 pixels on AVX-512) would split 1 : 2 by panels, 7 : 7
+// by tiles; 7x7 maps (7 tiles of 7 pixels) are too small to split by tiles; wide layers in two
+// halves of panels (more groups would pack the pixels again); the im2col path (which packs
+// every pixel per item) only by panels; three panels that need two groups (the partial sums'
+// budget) in two, with two tile groups each; two images are two equal items already.
+TEST(ConvGemmOc, ItemsShareTwoThreads) {
+  // A map of `pixels` in `tiles` equal tiles.
+  auto items = [](int64_t images, int64_t panels, int64_t tiles, int64_t pixels, bool inPlace,
+                  int64_t minGroups) {
+    OcVectorItems s =
+        ocVectorItems(images, panels, 32, 32, tiles, pixels / tiles, inPlace, minGroups);
+    return std::pair<int64_t, int64_t>{s.ocGroups, s.pixelGroups};
+  };
+  using P = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(items(1, 3, 14, 196, true, 1), P(1, 2));
+  EXPECT_EQ(items(1, 5, 7, 49, true, 1).second, 1);
+  EXPECT_EQ(items(1, 40, 7, 49, true, 1), P(2, 1));
+  EXPECT_EQ(items(1, 16, 7, 49, false, 1), P(2, 1));
+  EXPECT_EQ(items(1, 3, 14, 196, true, 2), P(2, 2));
+  EXPECT_EQ(items(2, 3, 14, 196, true, 1), P(1, 1));
+}
+
 TEST(ConvGemmOc, Pointwise) {
   check({1, 24, 7, 7, 32, 1, 1});    // 49 pixels, two full panels
   check({1, 40, 14, 14, 24, 1, 1});  // 196 pixels, a half-width last panel
   check({2, 16, 5, 9, 21, 1, 1});    // two images, a 5-channel last panel
   check({1, 8, 2, 2, 16, 1, 1});     // 4 pixels: one narrow tile
+}
+
+TEST(ConvGemmOc, PointwiseTileGroups) {
+  // Few panels on maps of 196-256 pixels: items split by tiles, each storing only its pixels
+  // (the last tile, shifted back, overlaps the one before); with K blocks and a residual.
+  check({1, 48, 14, 14, 48, 1, 1});
+  check({1, 300, 14, 14, 40, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu, true});
+  check({1, 64, 16, 16, 80, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::Clip, true});
+  check({1, 32, 15, 15, 24, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, Activation::None, true});
 }
 
 TEST(ConvGemmOc, PointwiseKBlocks) {

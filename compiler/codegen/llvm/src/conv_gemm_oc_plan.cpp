@@ -2,6 +2,7 @@
 // convolutions it takes and its register tile (conv_gemm_plan.h). LLVM-free: the packer and
 // the emitter both ask ocVectorTile, so they always agree.
 #include <algorithm>
+#include <vector>
 
 #include "kiln/codegen/conv_gemm_plan.h"
 
@@ -72,6 +73,68 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
     if (roundUp(pixels, mr) < roundUp(pixels, best)) best = mr;
   tile.pixels = best;
   return tile;
+}
+
+namespace {
+
+// The time two threads take for `items` (work per item) in the thread pool's order: the caller
+// from the top, the worker from the bottom, one item per claim, the thread free first claims
+// next; the caller `callerFactor` times slower than the worker.
+double twoThreads(const std::vector<double>& items, double callerFactor) {
+  size_t lo = 0, hi = items.size();
+  double caller = 0, worker = 0;
+  while (lo < hi) {
+    if (caller <= worker) {
+      caller += callerFactor * items[--hi];
+    } else {
+      worker += items[lo++];
+    }
+  }
+  return std::max(caller, worker);
+}
+
+}  // namespace
+
+OcVectorItems ocVectorItems(int64_t images, int64_t panels, int64_t lastPanelWidth,
+                            int64_t panelWidth, int64_t tiles, int64_t tilePixels,
+                            bool tileGroups, int64_t minOcGroups) {
+  const int64_t maxTileGroups =
+      tileGroups ? std::clamp<int64_t>(tiles * tilePixels / kMinGroupPixels, 1, tiles) : 1;
+  // Groups of panels: as many as make 2 items (each one packs its pixels again: on 7x7 maps,
+  // 4 groups instead of 2 made MobileNetV2's 960 -> 160 and 960 -> 320 convs 18-20 % slower,
+  // sums of per-workgroup minimums, 1 thread), or as the partial sums need; tile groups where
+  // they even the items out better.
+  const int64_t fewest = std::max<int64_t>(1, minOcGroups);
+  const int64_t most = std::max(fewest, std::min<int64_t>(panels, (2 + images - 1) / images));
+  OcVectorItems best;
+  double bestScore = 0;
+  for (int64_t g = fewest; g <= most; ++g) {
+    for (int64_t p = 1; p <= maxTileGroups; ++p) {
+      const int64_t items = images * g * p;
+      // Item (image, group, tile group): its channels x its tiles, in the kernels' order.
+      std::vector<double> work;
+      for (int64_t n = 0; n < images; ++n)
+        for (int64_t gi = 0; gi < g; ++gi) {
+          const int64_t lo = gi * panels / g, hi = (gi + 1) * panels / g;
+          const int64_t channels = (hi - lo) * panelWidth - (hi == panels ? panelWidth - lastPanelWidth : 0);
+          for (int64_t pi = 0; pi < p; ++pi)
+            work.push_back(double(channels) * double((pi + 1) * tiles / p - pi * tiles / p));
+        }
+      double total = 0;
+      for (double w : work) total += w;
+      // The worse of equal threads and either one 10 % slower, against a perfect split.
+      const double equal = twoThreads(work, 1.0) / (total / 2);
+      const double slow = std::max(twoThreads(work, 1.1), twoThreads(work, 1 / 1.1) * 1.1) /
+                          (total * 1.1 / 2.1);
+      // Each item costs a little more (its pass over the weights, its prefetches): 1 % a piece.
+      const double score = std::max(equal, slow) + 0.01 * double(items);
+      if (bestScore == 0 || score < bestScore - 1e-9) {
+        bestScore = score;
+        best = {g, p};
+      }
+    }
+  }
+  return best;
 }
 
 bool ocVectorWins(const KernelDesc& d, VectorUnit unit) {

@@ -37,10 +37,8 @@
 namespace kiln::codegen::detail {
 namespace {
 
-// Channel panels are split into groups until there are this many items (enough to share over
-// the threads; each item packs its pixels again) and the item's partial sums fit kPartialFloats.
-constexpr int64_t kMinItems = 2;
-constexpr int64_t kPartialFloats = 32768;  // 128 KB
+// An item's partial sums (with several K blocks) fit this many floats: 128 KB.
+constexpr int64_t kPartialFloats = 32768;
 constexpr int64_t kMaxBlockK = 256;        // a panel's weights block: 16 KB for NR = 16
 // The im2col path's blocks are shorter: a tile's broadcasts walk the block's rows (a cache
 // line each), which then stay in L1 with the weights block (7x7 maps: 108 rows of 56 floats,
@@ -122,13 +120,20 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t fullBlocks = C / blockC, lastK = C % blockC * taps;
   const int64_t fullPanels = OC / NR, remOc = OC % NR, panels = fullPanels + (remOc > 0);
   const int64_t partialPerPanel = blocks > 1 ? tiles * MR * NR : 0;
-  int64_t ocGroups = std::clamp<int64_t>((kMinItems + N - 1) / N, 1, panels);
-  while (ocGroups < panels &&
-         ((panels + ocGroups - 1) / ocGroups) * partialPerPanel > kPartialFloats)
-    ++ocGroups;
-  // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other.
+  // Groups of panels (the partial sums of a group within kPartialFloats) and, in place, of
+  // tiles: as many as two threads share best (ocVectorItems).
+  int64_t minOcGroups = 1;
+  while (minOcGroups < panels &&
+         ((panels + minOcGroups - 1) / minOcGroups) * partialPerPanel > kPartialFloats)
+    ++minOcGroups;
+  const OcVectorItems split =
+      ocVectorItems(N, panels, remOc > 0 ? remOc : NR, NR, tiles, MR, inPlace, minOcGroups);
+  const int64_t ocGroups = split.ocGroups, tileGroups = split.pixelGroups;
+  // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other;
+  // tile group h: tiles [h * tiles / TG, (h + 1) * tiles / TG), likewise.
   const int64_t panelsPerGroup = (panels + ocGroups - 1) / ocGroups;  // the largest group
-  const int64_t items = N * ocGroups;
+  const int64_t tilesPerGroup = (tiles + tileGroups - 1) / tileGroups;
+  const int64_t items = N * ocGroups * tileGroups;
   // K steps per microkernel loop iteration: a channel's taps when that is a few, else 4.
   const int64_t unroll = taps >= 4 && taps <= 9 ? taps : 4;
 
@@ -171,8 +176,16 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   };
 
   kb.forWorkgroupShare(items, [&](llvm::Value* item) {
-    std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups});
-    llvm::Value *n = co[0], *ocGroup = co[1];
+    std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, tileGroups});
+    llvm::Value *n = co[0], *ocGroup = co[1], *tileGroup = co[2];
+    // The item's tiles [tLo, tHi) and the pixels [pLo, pHi) it stores (the last tile, shifted
+    // back, overlaps the one before: each pixel is stored by one item only).
+    llvm::Value* tLo = b.CreateUDiv(b.CreateMul(tileGroup, kb.index(tiles)), kb.index(tileGroups));
+    llvm::Value* tHi = b.CreateUDiv(
+        b.CreateMul(b.CreateAdd(tileGroup, kb.index(1)), kb.index(tiles)), kb.index(tileGroups));
+    llvm::Value* pLo = b.CreateMul(tLo, kb.index(MR));
+    llvm::Value* pHi = b.CreateSelect(b.CreateICmpEQ(tHi, kb.index(tiles)), kb.index(P),
+                                      b.CreateMul(tHi, kb.index(MR)));
     llvm::Value* panelLo = b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
     llvm::Value* panelHi = b.CreateUDiv(
         b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
@@ -260,7 +273,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     // consecutive at (t * blockK + k) * MR.
     auto packTiles = [&](llvm::Value* k0, int64_t count) {
       kb.forRange(
-          kb.index(0), kb.index(tiles),
+          tLo, tHi,
           [&](llvm::Value* t) {
             llvm::Value* p0 = tileStart(t);
             llvm::Value* tileBase = b.CreateMul(t, kb.index(blockK * MR));
@@ -345,15 +358,16 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
       // with it (compute-bound there), so AVX2 keeps the prefetches at the tile's start.
       const int64_t iterations = count / unroll;
       const bool spread = L >= 16 && iterations > 0;
-      const int64_t linesPerTile = spread ? (blockLines + tiles - 1) / tiles
-                                          : std::min((blockLines + tiles - 1) / tiles, kMaxPrefetches);
+      const int64_t linesPerTile =
+          spread ? (blockLines + tilesPerGroup - 1) / tilesPerGroup
+                 : std::min((blockLines + tilesPerGroup - 1) / tilesPerGroup, kMaxPrefetches);
       const int64_t linesPerIteration = spread ? (linesPerTile + iterations - 1) / iterations : 0;
       kb.forRange(
-          kb.index(0), kb.index(tiles),
+          tLo, tHi,
           [&](llvm::Value* t) {
             llvm::Value* p0 = tileStart(t);
-            llvm::Value* firstLine =
-                b.CreateAdd(nextW, b.CreateMul(t, kb.index(linesPerTile * kLineFloats)));
+            llvm::Value* firstLine = b.CreateAdd(
+                nextW, b.CreateMul(b.CreateSub(t, tLo), kb.index(linesPerTile * kLineFloats)));
             for (int64_t l = 0; l < (spread ? 0 : linesPerTile); ++l) {
               // (read, into every cache level, data)
               llvm::Value* address =
@@ -433,9 +447,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
               FusedEpilogue::Row row;
               if (chain) row = epilogue.row(outRow);
               llvm::Value* source = b.CreateMul(j, kb.index(cRow));
-              for (int64_t q = 0; q < P; q += L) {
+              auto storeColumns = [&](int64_t q, llvm::Value* mask) {
                 llvm::Value* column = kb.index(q);
-                llvm::Value* mask = q + int64_t(L) > P ? lanesOn(P - q) : nullptr;
                 llvm::Value* value = b.CreateAlignedLoad(
                     vecTy, at(rowsBuffer, b.CreateAdd(source, column)), llvm::Align(4 * L));
                 if (chain) value = epilogue.applyVector(value, row, column, mask);
@@ -445,6 +458,25 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
                 } else {
                   kb.storeVector(out, dest, value);
                 }
+              };
+              for (int64_t q = 0; q < P; q += L) {
+                llvm::Value* mask = q + int64_t(L) > P ? lanesOn(P - q) : nullptr;
+                if (tileGroups == 1) {
+                  storeColumns(q, mask);
+                  continue;
+                }
+                // Only the item's pixels [pLo, pHi): the lanes of this vector inside them.
+                std::vector<llvm::Constant*> lane;
+                for (int64_t e = 0; e < int64_t(L); ++e)
+                  lane.push_back(llvm::ConstantInt::get(kb.indexType(), uint64_t(q + e)));
+                llvm::Value* pixel = llvm::ConstantVector::get(lane);
+                llvm::Value* inside = b.CreateAnd(
+                    b.CreateICmpUGE(pixel, b.CreateVectorSplat(L, pLo)),
+                    b.CreateICmpULT(pixel, b.CreateVectorSplat(L, pHi)));
+                if (mask) inside = b.CreateAnd(inside, mask);
+                kb.ifThen(b.CreateAnd(b.CreateICmpULT(kb.index(q), pHi),
+                                      b.CreateICmpUGT(kb.index(q + int64_t(L)), pLo)),
+                          [&] { storeColumns(q, inside); });
               }
             },
             /*unroll=*/false);

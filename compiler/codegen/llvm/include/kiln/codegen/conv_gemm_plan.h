@@ -76,6 +76,29 @@ struct OcVectorTile {
 // take it (maps over 256 pixels, fewer output channels than a tile, im2col rows over 32
 // pixels, and whatever the pixel-vectorised kernel refuses).
 OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
+// How the variant splits its work into items: per image, groups of output-channel panels
+// and, for a 1x1 convolution read in place (whose pixels are packed per tile, so that a group
+// of tiles packs only its own), groups of pixel tiles of kMinGroupPixels pixels at least.
+// Per image at most the two groups of panels of before (each group packs its pixels again),
+// fewer where tile groups share better.
+// `panels` output-channel panels of `panelWidth` channels (the last one `lastPanelWidth`),
+// `tiles` tiles of `tilePixels` pixels, at least `minOcGroups` groups of panels (the partial
+// sums' budget). The counts are those whose items two threads
+// share best, equal speeds or one 10 % slower, claimed as the thread pool claims them (an
+// output-channel split of 3 panels is 1 : 2; 14 tiles in two groups are 7 : 7), with fewer
+// items on ties (each group of panels packs its pixels again, each group of tiles reads the
+// weights again).
+struct OcVectorItems {
+  int64_t ocGroups = 1, pixelGroups = 1;
+};
+// Each tile group reads its panels' weights once more: on 7x7 maps, groups of one or two
+// 7-pixel tiles made MobileNetV2's 960 -> 160 convs 19 % slower (84 -> 100 us, sums of
+// per-workgroup minimums, 1 thread); halves of a 14x14 map made its 576 -> 96 ones faster.
+inline constexpr int64_t kMinGroupPixels = 96;
+OcVectorItems ocVectorItems(int64_t images, int64_t panels, int64_t lastPanelWidth,
+                            int64_t panelWidth, int64_t tiles, int64_t tilePixels,
+                            bool tileGroups, int64_t minOcGroups);
+
 // Whether the variant takes the convolution and measurably beats the pixel-vectorised kernel
 // on it (chooseConvWeights asks this).
 bool ocVectorWins(const KernelDesc& desc, VectorUnit unit);
