@@ -163,6 +163,44 @@ def workSplit(args):
     return result
 
 
+def pairedSpeedup(args):
+    """ResNet-18's 2-thread speed-up measured in pairs: R rounds of kiln at 1 and at 2 threads and
+    ONNX Runtime at 1 and at 2 threads, back to back (every other round the 2-thread runs first,
+    so a drift of the machine within a round favours neither). compare.py measures all of a
+    model's 1-thread rounds before its 2-thread rounds, some tens of seconds apart, so a phase
+    of the shared host that lasts that long enters its speed-up; here each round's ratio has
+    both of its timings from the same seconds. Per runtime: the per-round p50 ratios and their
+    median, the median ratio of the rounds' fastest calls (min 1T / min 2T: the scaling with the
+    machine's slow phases left out) and the median 2-thread p50 over its own fastest call."""
+    folder = os.path.join(args.models_dir, "resnet18")
+    input_npy = os.path.join(folder, "input.npy")
+    commands = {
+        "kiln": lambda t: [args.kiln, "bench", os.path.join(args.work, "resnet18.kiln"),
+                           f"--input=@{input_npy}", f"--threads={t}",
+                           f"--seconds={args.seconds}", "--json"],
+        "ort": lambda t: ["node", os.path.join(HERE, "ort_bench.js"),
+                          os.path.join(folder, "model.onnx"), f"--input=@{input_npy}",
+                          f"--threads={t}", f"--seconds={args.seconds}", "--json"]}
+    runs = {who: [] for who in commands}
+    for r in range(args.rounds):
+        order = (1, 2) if r % 2 == 0 else (2, 1)
+        for who, command in commands.items():
+            figures = {}
+            for threads in order:
+                stats = json.loads(sh(command(threads)).stdout.strip().splitlines()[-1])
+                figures[threads] = stats
+            runs[who].append(figures)
+    result = {}
+    for who, rounds in runs.items():
+        ratios = [f[1]["p50_us"] / f[2]["p50_us"] for f in rounds]
+        result[who] = {"ratios": ratios, "median": statistics.median(ratios),
+                       "fastest": statistics.median(f[1]["min_us"] / f[2]["min_us"]
+                                                    for f in rounds),
+                       "spread_2t": statistics.median(f[2]["p50_us"] / f[2]["min_us"]
+                                                      for f in rounds)}
+    return result
+
+
 def ortConvs(args):
     """ONNX Runtime's own profile of ResNet-18 at 1 thread: its 3x3 convolutions (weights
     [OC, C/group, 3, 3]), median kernel time per node over the runs, FLOPs = 2 x output
@@ -384,6 +422,23 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
                      f"comparison: x{sum(both[0]) / peak['best']:.2f} and "
                      f"x{sum(both[1]) / peak['best']:.2f} (see The machine)")
         L.append(line + ". Bar: ≥ 1.8x.")
+    paired = resnet.get("paired") if isinstance(resnet, dict) else None
+    if paired and "error" in paired:
+        L.append(f"- The speed-up in pairs: not measured: {paired['error']}")
+    elif paired:
+        k, o = paired["kiln"], paired["ort"]
+        L.append(f"- The same speed-up measured in pairs ({len(k['ratios'])} rounds of kiln at 1 "
+                 "and 2 threads and ONNX Runtime at 1 and 2 threads back to back, so that each "
+                 "round's ratio has both timings from the same seconds; the median of the "
+                 f"rounds' ratios): kiln **{k['median']:.2f}x** (rounds: "
+                 + ", ".join(f"{x:.2f}" for x in k["ratios"])
+                 + f"), ONNX Runtime {o['median']:.2f}x (rounds: "
+                 + ", ".join(f"{x:.2f}" for x in o["ratios"])
+                 + "). The rounds' fastest calls (min 1T / min 2T) scale "
+                 f"x{k['fastest']:.2f} (kiln) and x{o['fastest']:.2f} (ONNX Runtime); a "
+                 f"2-thread p50 is {k['spread_2t']:.2f}x its fastest call for kiln and "
+                 f"{o['spread_2t']:.2f}x for ONNX Runtime: the slow phases of this shared host "
+                 "take that much more from a 2-thread call.")
     split = resnet.get("split") if isinstance(resnet, dict) else None
     if split and "error" in split:
         L.append(f"- Work split: not measured: {split['error']}")
@@ -537,6 +592,11 @@ def main():
             resnet["split"] = workSplit(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
             resnet["split"] = {"error": str(e).strip().splitlines()[-1]}
+        print("performance: ResNet-18's speed-up in pairs ...", file=sys.stderr, flush=True)
+        try:
+            resnet["paired"] = pairedSpeedup(args)
+        except (SystemExit, Exception) as e:  # noqa: BLE001
+            resnet["paired"] = {"error": str(e).strip().splitlines()[-1]}
         try:
             resnet["ort_3x3"] = ortConvs(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
