@@ -45,15 +45,16 @@ std::string makeTempDir(const std::string& prefix) {
   return buffer.data();
 }
 
-CliResult runKiln(const std::vector<std::string>& args) {
+CliResult runKiln(const std::vector<std::string>& args, bool oneStream) {
   static const std::string dir = makeTempDir("kiln-cli-run-");
   std::string outPath = dir + "/stdout";
   std::string errPath = dir + "/stderr";
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    int out = open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    int err = oneStream ? out : open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (oneStream) std::ofstream(errPath, std::ios::trunc);  // no stale stderr of a run before
     dup2(out, 1);
     dup2(err, 2);
     std::vector<char*> argv;

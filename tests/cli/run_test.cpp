@@ -42,6 +42,20 @@ TEST(KilnRun, ExpectedOutputsMatch) {
   EXPECT_NE(r.err.find("output 2 ('twice') matches the expected value"), std::string::npos);
 }
 
+TEST(KilnRun, VerdictFollowsThePrintedOutputInOneStream) {
+  // `kiln run ... 2>&1 | less`: the printed tensor (stdout) comes before the verdict
+  // (stderr), not cut in two by it.
+  CliResult r = runKiln({"run", f().elf, "--input=@" + f().x, "--input=@" + f().y,
+                         "--output=-", "--expected_output=@" + f().out},
+                        /*oneStream=*/true);
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  const size_t tensor = r.out.find("output 0 'out': 1x16xf32\n[["), verdict =
+      r.out.find("output 0 ('out') matches the expected value");
+  ASSERT_NE(tensor, std::string::npos) << r.out;
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  EXPECT_GT(verdict, r.out.find("]]", tensor)) << r.out;
+}
+
 TEST(KilnRun, PrintsOutputsWithoutOutputFlag) {
   // x + x of sampleX (i - 6) is 2i - 12.
   CliResult r = runKiln({"run", f().elf, "--input=@" + f().x, "--input=@" + f().y,

@@ -84,8 +84,9 @@ int runRun(const ParsedArgs& args) {
     HostTensor tensor = session.toHostTensor(outputs[i], outputBuffers[i]);
     emitOutput(i < destinations.size() ? destinations[i] : "-", outputs[i], tensor, i);
     if (i >= expected.size()) continue;
+    // The printed tensor first: with both streams in one pipe, the verdict comes after it.
+    std::fflush(stdout);
     if (auto mismatch = compareTensors(tensor, expected[i], tolerance)) {
-      std::fflush(stdout);
       std::fprintf(stderr, "kiln: error: output %zu ('%s') does not match the expected value: %s\n",
                    i, outputs[i].name.c_str(), mismatch->message.c_str());
       ++mismatches;
