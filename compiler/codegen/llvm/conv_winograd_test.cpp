@@ -189,6 +189,29 @@ TEST(ConvWinograd, Policy) {
   EXPECT_FALSE(winogradPlan(d, {16, 32}).transformInKernel);
 }
 
+TEST(ConvWinograd, SmallMapsTakeTheDirectKernel) {
+  // Maps of a few tiles leave most lanes of the products' vectors empty. On AVX-512, F(2x2)
+  // over whole vectors of 16 tiles: 2x2 (1 tile, 16 x 16 products per channel pair against
+  // 9 x 4 direct ones), 4x4 (4 tiles: 256 against 144), 5x5 (9: 256 against 225) and 6x6
+  // (256 against 324) go to the direct kernel; 7x7 (16 tiles: 256 against 441), 8x8 and 9x9
+  // (25 tiles in two vectors: 512 against 729) stay on Winograd. ResNet-50's layer4 at a
+  // 64x64 input is the 2x2 case.
+  for (int64_t hw : {2, 4, 5, 6}) {
+    KernelDesc d = describe({1, 512, hw, hw, 512});
+    EXPECT_FALSE(winogradApplies(d, {16, 32})) << hw << "x" << hw;
+    EXPECT_NE(chooseConvWeights(d, {16, 32}), ConvWeights::Winograd) << hw << "x" << hw;
+    EXPECT_NE(chooseConvWeights(d, {16, 32}), ConvWeights::WinogradPanels) << hw << "x" << hw;
+  }
+  for (int64_t hw : {7, 8, 9}) {
+    KernelDesc d = describe({1, 512, hw, hw, 512});
+    EXPECT_TRUE(winogradApplies(d, {16, 32})) << hw << "x" << hw;
+  }
+  // AVX2's 8-lane vectors: 4x4 (4 tiles in one vector: 128 against 144) still goes direct,
+  // 7x7 stays.
+  EXPECT_FALSE(winogradApplies(describe({1, 256, 4, 4, 256}), {8, 16}));
+  EXPECT_TRUE(winogradApplies(describe({1, 256, 7, 7, 256}), {8, 16}));
+}
+
 TEST(ConvWinograd, PackedSlots) {
   // Packed transforms where a tile row has at most half a vector of tiles: on AVX-512 13x13
   // F(4x4) (4 tiles), 27x27 F(4x4) (7), 7x7 F(2x2) (4), not 55x55 F(4x4) (14); on AVX2 the

@@ -49,6 +49,18 @@ constexpr int64_t kInKernelFromBytes = int64_t(4) << 20;
 // interleaved.
 constexpr int64_t kInKernelFromBytesWide = int64_t(1) << 20;
 
+// The Winograd kernel applies where its per-position products, over the tiles rounded up to
+// whole vectors, are at most this share of the direct convolution's multiplies (9 per output
+// pixel and channel pair): on maps of a few tiles most lanes of every vector are padding.
+// Measured on AVX-512 (Zen 5, 1 thread, one 3x3 conv + ReLU with 128 and 512 channels, p50
+// of the Winograd kernel against the output-channel-vectorised one): 4x4 maps (share 1.78)
+// 47 against 26 and 918 against 362 us; 5x5 (1.14) 53 against 48 and 1037 against 611; 6x6
+// (0.79) 55 against 57 and 1067 against 846; 8x8 (0.44) 51 against 98 and 1076 against 1473;
+// 9x9 (0.70) 90 against 125 and 1801 against 2414; 11x11 (0.71) 125 against 170 and 2650
+// against 2797. ResNet-50's layer4 at a 64x64 input (2x2 maps, 512 -> 512: share 7.1) took
+// 920 us a convolution on Winograd. ResNet-18's 7x7 and 14x14 maps (0.58) keep it.
+constexpr int64_t kMaxProductShareNum = 3, kMaxProductShareDen = 4;
+
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -121,6 +133,8 @@ WinogradPlan winogradPlan(const KernelDesc& d, VectorUnit unit) {
   plan.m = oh >= 12 && ow >= 12 && winogradBlocks(d, tile, 4).channelBlocks == 1 ? 4 : 2;
   const int64_t storedBytes = plan.positions() * ws[0] * ws[1] * int64_t(sizeof(float));
   const WinogradBlocks blocks = winogradBlocks(d, tile, plan.m);
+  const int64_t products = plan.positions() * blocks.rowBlocks * blocks.slots;
+  if (products * kMaxProductShareDen > 9 * oh * ow * kMaxProductShareNum) return {};
   const bool oneVectorOfTiles = blocks.tileRows * blocks.tileCols <= int64_t(unit.lanes);
   plan.transformInKernel =
       storedBytes >

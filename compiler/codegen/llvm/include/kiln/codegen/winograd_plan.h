@@ -50,8 +50,10 @@ struct WinogradPlan {
 
 // The plan for a Conv kernel description on `unit`: groups 1, f32, 3x3, stride 1,
 // dilation 1, any pads, an epilogue the GEMM kernel's tiles take, enough channels to pay for
-// the transforms; m = 0 otherwise. F(4x4) unless the map is small or its transformed inputs
-// would not fit one channel block (then F(2x2)).
+// the transforms, and enough tiles to fill the vectors (products over whole vectors of tiles
+// at most 3/4 of the direct multiplies: not on maps of a few tiles); m = 0 otherwise. F(4x4)
+// unless the map is small or its transformed inputs would not fit one channel block (then
+// F(2x2)).
 WinogradPlan winogradPlan(const KernelDesc& desc, VectorUnit unit);
 
 // How the kernel blocks a convolution with output tile m: the output map in tileRows x
