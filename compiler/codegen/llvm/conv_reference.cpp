@@ -16,7 +16,8 @@ KernelDesc describeConv(const ConvCase& t, const std::string& name) {
   KernelDesc d;
   d.kind = KernelKind::Conv;
   d.name = name;
-  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c, t.kh, t.kw})};
+  d.inputs = {f32({t.n, t.c, t.h, t.w}), f32({t.oc, t.c / t.groups, t.kh, t.kw})};
+  d.groups = t.groups;
   if (t.bias) d.inputs.push_back(f32({t.oc}));
   d.output = f32({t.n, t.oc, oh, ow});
   d.strides = t.strides;
@@ -43,27 +44,31 @@ ConvOperands randomConvOperands(const ConvCase& t) {
       (t.h + t.pads[0] + t.pads[2] - t.dilations[0] * (t.kh - 1) - 1) / t.strides[0] + 1;
   const int64_t ow =
       (t.w + t.pads[1] + t.pads[3] - t.dilations[1] * (t.kw - 1) - 1) / t.strides[1] + 1;
-  return {randomFloats(t.n * t.c * t.h * t.w, 1), randomFloats(t.oc * t.c * t.kh * t.kw, 2),
+  return {randomFloats(t.n * t.c * t.h * t.w, 1),
+          randomFloats(t.oc * (t.c / t.groups) * t.kh * t.kw, 2),
           randomFloats(t.oc, 3), randomFloats(t.n * t.oc * oh * ow, 4)};
 }
 
 std::vector<float> referenceConv(const ConvCase& t, const ConvOperands& in,
                                  const std::vector<int64_t>& output) {
   const int64_t oh = output[2], ow = output[3];
+  // Output channel o of group o / (oc / groups) reads that group's c / groups input channels.
+  const int64_t cg = t.c / t.groups, ocg = t.oc / t.groups;
   std::vector<float> want(size_t(t.n * t.oc * oh * ow));
   for (int64_t n = 0; n < t.n; ++n)
     for (int64_t o = 0; o < t.oc; ++o)
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
           double acc = t.bias ? in.b[o] : 0.0;
-          for (int64_t c = 0; c < t.c; ++c)
+          for (int64_t c = 0; c < cg; ++c)
             for (int64_t ki = 0; ki < t.kh; ++ki)
               for (int64_t kj = 0; kj < t.kw; ++kj) {
                 int64_t ih = i * t.strides[0] - t.pads[0] + ki * t.dilations[0];
                 int64_t iw = j * t.strides[1] - t.pads[1] + kj * t.dilations[1];
                 if (ih < 0 || ih >= t.h || iw < 0 || iw >= t.w) continue;
-                acc += double(in.x[((n * t.c + c) * t.h + ih) * t.w + iw]) *
-                       in.w[((o * t.c + c) * t.kh + ki) * t.kw + kj];
+                const int64_t channel = o / ocg * cg + c;
+                acc += double(in.x[((n * t.c + channel) * t.h + ih) * t.w + iw]) *
+                       in.w[((o * cg + c) * t.kh + ki) * t.kw + kj];
               }
           float v = float(acc);
           if (t.act == Activation::Relu) v = std::max(v, 0.0f);

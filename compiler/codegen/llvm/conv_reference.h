@@ -19,6 +19,7 @@ struct ConvCase {
   bool bias = true;
   Activation act = Activation::None;  // Clip is Clip(0, 6)
   bool residual = false;              // chain: result + R[n][oc][oh][ow], then Relu
+  int64_t groups = 1;                 // c and oc are the totals; weights [oc][c/groups][kh][kw]
 };
 
 // The Conv kernel description of the case (inputs x, OIHW weights, bias?, residual?).

@@ -93,7 +93,33 @@ ConvGemmTile convGemmTile(const KernelDesc& d, VectorUnit unit) {
   return tile;
 }
 
+KernelDesc groupedView(const KernelDesc& d) {
+  if (d.kind != KernelKind::Conv || d.groups <= 1 || d.pooled() || d.tailB >= 0) return d;
+  if (d.inputs.size() < 2 || d.inputs[0].shape.size() != 4 || d.inputs[1].shape.size() != 4)
+    return d;
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t G = d.groups;
+  if (ws[1] < 2 || xs[1] != G * ws[1] || ws[0] % G != 0) return d;
+  KernelDesc v = d;
+  v.groups = 1;
+  v.inputs[0].shape = {xs[0] * G, ws[1], xs[2], xs[3]};
+  v.inputs[1].shape = {ws[0] / G, ws[1], ws[2], ws[3]};
+  v.output.shape = {ys[0] * G, ys[1] / G, ys[2], ys[3]};
+  const bool hasBias = d.inputs.size() - d.epilogue.inputCount > 2;
+  if (hasBias) v.inputs[2].shape = {ws[0] / G};
+  if (v.epilogue.shape.empty()) v.epilogue.shape = ys;
+  return v;
+}
+
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayGrowConstants) {
+  if (desc.kind == KernelKind::Conv && desc.groups > 1) {
+    const KernelDesc view = groupedView(desc);
+    if (view.groups != 1) return ConvWeights::Oihw;
+    if (ocVectorWins(view, unit)) return ConvWeights::OcVectorPanels;
+    return convGemmTile(view, unit).applies() ? ConvWeights::GemmPanels : ConvWeights::Oihw;
+  }
   // A pooled convolution has one kernel (emit_conv_pool.cpp): GEMM panels if it vectorises;
   // so have the few-channel stems that kernel takes unpooled (convStemDirect).
   if (desc.pooled())
@@ -116,14 +142,19 @@ ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit, bool mayG
 }
 
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
-                                        int64_t mr) {
-  assert(int64_t(weights.size()) == oc * k && mr > 0);
+                                        int64_t mr, int64_t groups) {
+  assert(int64_t(weights.size()) == oc * k && mr > 0 && groups > 0 && oc % groups == 0);
   std::vector<float> packed(weights.size());
-  for (int64_t first = 0; first < oc; first += mr) {
-    int64_t rows = std::min(mr, oc - first);
-    float* panel = packed.data() + first * k;
-    for (int64_t kk = 0; kk < k; ++kk)
-      for (int64_t m = 0; m < rows; ++m) panel[kk * rows + m] = weights[(first + m) * k + kk];
+  const int64_t groupRows = oc / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* from = weights.data() + g * groupRows * k;
+    float* to = packed.data() + g * groupRows * k;
+    for (int64_t first = 0; first < groupRows; first += mr) {
+      int64_t rows = std::min(mr, groupRows - first);
+      float* panel = to + first * k;
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t m = 0; m < rows; ++m) panel[kk * rows + m] = from[(first + m) * k + kk];
+    }
   }
   return packed;
 }

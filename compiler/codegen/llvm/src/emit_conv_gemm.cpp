@@ -54,7 +54,11 @@ constexpr int64_t kLineFloats = 16;      // a 64-byte cache line
 }  // namespace
 
 bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
-  const KernelDesc& d = kb.desc();
+  // A grouped convolution runs as groups 1 over N x groups images (groupedView), each image's
+  // weights and bias those of its group.
+  const KernelDesc view = groupedView(kb.desc());
+  const KernelDesc& d = view;
+  const int64_t groups = kb.desc().groups;
   ConvGemmTile plan = convGemmTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
   if (!plan.applies()) {
     assert(d.weightLayout == ConvWeights::Oihw && "packed convolution weights need their kernel");
@@ -216,6 +220,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
+    // A grouped convolution's image n is group n % groups: its weights and bias.
+    llvm::Value* group = groups > 1 ? b.CreateURem(n, kb.index(groups)) : kb.index(0);
+    llvm::Value* groupWeights = b.CreateMul(group, kb.index(OC * K));
+    llvm::Value* groupBias = b.CreateMul(group, kb.index(OC));
     // This group's tiles: `groupFull` full tiles from flat pixel groupStart, then the tail
     // tile (tailWidth pixels) if hasTail.
     llvm::Value *groupStart, *groupFull, *hasTail;
@@ -260,7 +268,8 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         llvm::Value* oc = b.CreateAdd(oc0, kb.index(m));
         outRow[m] = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
         llvm::Value* start =
-            hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : splatF(0.0f);
+            hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, b.CreateAdd(groupBias, oc)))
+                    : splatF(0.0f);
         for (int64_t v = 0; v < nv; ++v) {
           llvm::Value* at = b.CreateAdd(b.CreateAdd(outRow[m], p0), kb.index(v * L));
           llvm::Value* partial =
@@ -269,9 +278,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
         }
       }
       const int64_t stride = std::min(rows, MR);  // rows of a packed panel
-      llvm::Value* aBase = packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
-                                                 b.CreateMul(k0, kb.index(stride)))
-                                   : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0);
+      llvm::Value* aBase = b.CreateAdd(
+          groupWeights, packedA ? b.CreateAdd(b.CreateMul(panel, kb.index(K * MR)),
+                                              b.CreateMul(k0, kb.index(stride)))
+                                : b.CreateAdd(b.CreateMul(oc0, kb.index(K)), k0));
       LoadA loadA = [&](llvm::Value* k, int64_t m) {
         llvm::Value* at = packedA ? b.CreateAdd(b.CreateMul(k, kb.index(stride)),
                                                 kb.index(m / stride * K * MR + m % stride))
@@ -319,8 +329,10 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
               llvm::Value* nextA = nullptr;
               if (linesA > 0)
                 nextA = b.CreateAdd(
-                    b.CreateAdd(b.CreateMul(b.CreateAdd(panel, kb.index(1)), kb.index(K * MR)),
-                                b.CreateMul(k0, kb.index(MR))),
+                    b.CreateAdd(groupWeights,
+                                b.CreateAdd(b.CreateMul(b.CreateAdd(panel, kb.index(1)),
+                                                        kb.index(K * MR)),
+                                            b.CreateMul(k0, kb.index(MR)))),
                     b.CreateMul(t, kb.index(kCount / unroll * linesA * kLineFloats)));
               tileProduct(panel, rows, p0, NR, k0, kCount, bOf(t, p0, NR), first, last, nextA);
             });

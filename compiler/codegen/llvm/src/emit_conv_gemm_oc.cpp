@@ -76,7 +76,11 @@ std::vector<llvm::Value*> transpose(llvm::IRBuilder<>& b, std::vector<llvm::Valu
 }  // namespace
 
 bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
-  const KernelDesc& d = kb.desc();
+  // A grouped convolution runs as groups 1 over N x groups images (groupedView), each image's
+  // weights and bias those of its group.
+  const KernelDesc view = groupedView(kb.desc());
+  const KernelDesc& d = view;
+  const int64_t groups = kb.desc().groups;
   if (d.weightLayout != ConvWeights::OcVectorPanels) return false;
   const OcVectorTile plan = ocVectorTile(d, {kb.target().vectorLanes, kb.target().vectorRegisters});
   assert(plan.applies() && d.weightPanel == plan.oc() &&
@@ -192,6 +196,10 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* xImage = b.CreateMul(n, kb.index(C * HW));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * P));
+    // A grouped convolution's image n is group n % groups: its weights and bias.
+    llvm::Value* group = groups > 1 ? b.CreateURem(n, kb.index(groups)) : kb.index(0);
+    llvm::Value* groupWeights = b.CreateMul(group, kb.index(OC * K));
+    llvm::Value* groupBias = b.CreateMul(group, kb.index(OC));
 
     // im2col of channels [c0, c0 + count): row (c - c0, kh, kw) holds, per output pixel, its
     // tap's input (0 in the padding). Per output row, L columns at a time: one masked load of
@@ -320,14 +328,16 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
       const int64_t nv = (width + L - 1) / L;
       llvm::Value* lastMask = width % L ? lanesOn(width % L) : nullptr;
       llvm::Value* oc0 = b.CreateMul(panel, kb.index(NR));
-      llvm::Value* wBase =
-          b.CreateAdd(b.CreateMul(panel, kb.index(K * NR)), b.CreateMul(k0, kb.index(width)));
+      llvm::Value* wBase = b.CreateAdd(
+          groupWeights,
+          b.CreateAdd(b.CreateMul(panel, kb.index(K * NR)), b.CreateMul(k0, kb.index(width))));
       llvm::Value* partialBase =
           partial ? b.CreateMul(b.CreateSub(panel, panelLo), kb.index(partialPerPanel)) : nullptr;
       std::vector<llvm::Value*> bias(nv, splatF(0.0f));
       if (hasBias)
         for (int64_t v = 0; v < nv; ++v)
-          bias[v] = loadVec(2, b.CreateAdd(oc0, kb.index(v * L)), v == nv - 1 ? lastMask : nullptr);
+          bias[v] = loadVec(2, b.CreateAdd(groupBias, b.CreateAdd(oc0, kb.index(v * L))),
+                            v == nv - 1 ? lastMask : nullptr);
       auto partialAt = [&](llvm::Value* t, int64_t m, int64_t v) {
         return at(partial, b.CreateAdd(partialBase, b.CreateAdd(b.CreateMul(t, kb.index(MR * NR)),
                                                                 kb.index(m * NR + v * L))));
@@ -341,7 +351,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
         llvm::Value* pWidth = remOc == 0 ? kb.index(NR)
                                          : b.CreateSelect(b.CreateICmpULT(p, kb.index(fullPanels)),
                                                           kb.index(NR), kb.index(remOc));
-        return b.CreateAdd(b.CreateMul(p, kb.index(K * NR)), b.CreateMul(k, pWidth));
+        return b.CreateAdd(groupWeights,
+                           b.CreateAdd(b.CreateMul(p, kb.index(K * NR)), b.CreateMul(k, pWidth)));
       };
       llvm::Value* nextPanel = b.CreateAdd(panel, kb.index(1));
       llvm::Value* nextW =

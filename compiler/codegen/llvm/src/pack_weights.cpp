@@ -40,19 +40,23 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
       continue;
     std::vector<float> values(size_t(oc * k));
     std::memcpy(values.data(), constant.bytes.data(), bytes);
+    // A grouped convolution's kernels see groups 1 (groupedView) and its panels per group.
+    const KernelDesc view = groupedView(desc);
+    auto packPanels = [&](int64_t panelRows) {
+      std::vector<float> panels = packConvWeightPanels(values, oc, k, panelRows, desc.groups);
+      std::memcpy(constant.bytes.data(), panels.data(), bytes);
+    };
     switch (layout) {
       case ConvWeights::GemmPanels: {
-        ConvGemmTile tile = convGemmTile(desc, unit);
-        std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.mr);
-        std::memcpy(constant.bytes.data(), panels.data(), bytes);
+        ConvGemmTile tile = convGemmTile(view, unit);
+        packPanels(tile.mr);
         desc.weightPanel = tile.mr;
         break;
       }
       case ConvWeights::OcVectorPanels: {
         // Panels of NR output channels: the same order as GemmPanels with NR rows.
-        OcVectorTile tile = ocVectorTile(desc, unit);
-        std::vector<float> panels = packConvWeightPanels(values, oc, k, tile.oc());
-        std::memcpy(constant.bytes.data(), panels.data(), bytes);
+        OcVectorTile tile = ocVectorTile(view, unit);
+        packPanels(tile.oc());
         desc.weightPanel = tile.oc();
         break;
       }

@@ -48,17 +48,30 @@ struct ConvGemmTile {
 // no vector unit). Ignores desc.weightPanel.
 ConvGemmTile convGemmTile(const KernelDesc& desc, VectorUnit unit);
 
+// A grouped convolution (1 < groups, at least 2 input channels per group: depthwise ones have
+// their own kernel) as the GEMM kernels run it: on NCHW, group g of image n reads the input
+// channels [g*C/G, (g+1)*C/G) and writes the output channels [g*OC/G, (g+1)*OC/G), runs
+// that lie one after another, so the whole is one convolution of groups 1 over N*G images of
+// C/G channels into OC/G channels, whose weights and bias are those of group (image % G).
+// The view has those shapes and groups 1, and the epilogue keeps the real output shape (an
+// output element's linear index is the same in both). Packed weights are panels per group,
+// one group's after the other's. Any other description is returned as it is.
+KernelDesc groupedView(const KernelDesc& desc);
+
 // Which packed layout (and so which kernel) a convolution whose weights can be packed takes
-// on `unit`; Oihw if none of the packed kernels applies.
+// on `unit`; Oihw if none of the packed kernels applies. Grouped convolutions (groupedView)
+// take the GEMM kernels too, not Winograd or the fused ones.
 // mayGrowConstants false (`kiln compile --optimize=size`): only layouts of the weights' own
 // size (Winograd transformed by the kernel, never at compile time: those weights are 16/9 or
 // 4 times the 3x3 weights).
 ConvWeights chooseConvWeights(const KernelDesc& desc, VectorUnit unit,
                               bool mayGrowConstants = true);
 
-// OIHW weights (oc rows of k values) in panel order for panels of `mr` rows (see above).
+// OIHW weights (oc rows of k values) in panel order for panels of `mr` rows (see above); with
+// `groups`, each group's oc / groups rows are panelled on their own, one group after the
+// other (groupedView).
 std::vector<float> packConvWeightPanels(const std::vector<float>& weights, int64_t oc, int64_t k,
-                                        int64_t mr);
+                                        int64_t mr, int64_t groups = 1);
 
 // The output-channel-vectorised variant (emit_conv_gemm_oc.cpp, conv_gemm_oc_plan.cpp) for
 // small maps: the same microkernel transposed, a tile of `pixels` output pixels (A, broadcast)
