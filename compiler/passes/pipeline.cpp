@@ -20,8 +20,8 @@ const std::vector<GraphPass>& graphPasses() {
   static const std::vector<GraphPass> kPasses = {
       {"dce", eliminateDeadCode},        {"canonicalize", canonicalize},
       {"fold-constants", foldConstants}, {"canonicalize", canonicalize},
-      {"fold-batchnorm", foldBatchNorm}, {"fold-constants", foldConstants},
-      {"dce", eliminateDeadCode},
+      {"fold-batchnorm", foldBatchNorm}, {"conv-transpose-as-conv", convTransposeAsConv},
+      {"fold-constants", foldConstants}, {"dce", eliminateDeadCode},
   };
   return kPasses;
 }

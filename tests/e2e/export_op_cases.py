@@ -59,6 +59,20 @@ def cases():
             lambda: nn.ConvTranspose2d(4, 6, 3, stride=(2, 3), padding=(2, 1), output_padding=(1, 0),
                                        groups=2, dilation=2), (2, 4, 5, 4), 13),
         "conv_transpose1d": (lambda: nn.ConvTranspose1d(3, 4, 5, stride=3, padding=2), (1, 3, 7), 13),
+        # Kernels that are multiples of the stride become a stride-1 Conv over the stride
+        # phases plus a depth-to-space (compiler/passes/conv_transpose_as_conv.cpp): the
+        # decoders' 4x4 stride 2 pad 1 and 2x2 stride 2, a 4x4 stride 2 without pads (phases
+        # with windows at different offsets), strides (2, 1), and a stride-1 one.
+        "conv_transpose2d_k4s2p1": (lambda: nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1),
+                                    (1, 16, 7, 9), 13),
+        "conv_transpose2d_k2s2": (lambda: nn.ConvTranspose2d(6, 5, 2, stride=2, bias=False),
+                                  (2, 6, 5, 4), 13),
+        "conv_transpose2d_k4s2p0": (lambda: nn.ConvTranspose2d(3, 4, 4, stride=2, padding=0),
+                                    (1, 3, 5, 6), 13),
+        "conv_transpose2d_strides21": (lambda: nn.ConvTranspose2d(4, 4, (4, 3), stride=(2, 1),
+                                                                  padding=(1, 1)), (1, 4, 6, 5), 13),
+        "conv_transpose2d_stride1": (lambda: nn.ConvTranspose2d(8, 8, 3, stride=1, padding=1),
+                                     (1, 8, 6, 6), 13),
         "conv_transpose3d": (lambda: nn.ConvTranspose3d(2, 4, 3, stride=(1, 2, 2), padding=1,
                                                         bias=False), (1, 2, 3, 4, 5), 13),
         "instance_norm": (affine_instance_norm, (2, 3, 6, 7), 13),
@@ -117,6 +131,8 @@ def cases():
 
 
 NAMES = ["conv_transpose2d", "conv_transpose2d_groups_dilation", "conv_transpose1d",
+         "conv_transpose2d_k4s2p1", "conv_transpose2d_k2s2", "conv_transpose2d_k4s2p0",
+         "conv_transpose2d_strides21", "conv_transpose2d_stride1",
          "conv_transpose3d", "instance_norm", "layer_norm_opset17",
          "resize_nearest_opset13", "resize_nearest_sizes", "upsample_nearest_opset9",
          "resize_bilinear", "resize_bilinear_align_corners", "resize_bilinear_down",

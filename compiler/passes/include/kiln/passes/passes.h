@@ -30,6 +30,12 @@ bool foldConstants(ir::Graph& graph);
 // as Mul + Add by per-channel constants.
 bool foldBatchNorm(ir::Graph& graph);
 
+// conv_transpose_as_conv.cpp: a 2-D ConvTranspose with constant f32 weights, groups 1,
+// dilation 1, a kernel and an output that are multiples of the stride, becomes a stride-1
+// Conv computing every stride phase as channels, then a depth-to-space (Reshape, Transpose,
+// Reshape) that interleaves them.
+bool convTransposeAsConv(ir::Graph& graph);
+
 // form_dispatches.cpp: one dispatch per remaining compute op, view ops (Reshape, Flatten,
 // Squeeze, Unsqueeze) share their input's storage, COPY/FILL steps for outputs that the
 // producing dispatch cannot write directly, constants list. Takes ownership of the graph.
