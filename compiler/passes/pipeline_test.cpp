@@ -39,7 +39,8 @@ TEST(Pipeline, PassOrder) {
   for (const GraphPass& p : graphPasses()) names.emplace_back(p.name);
   EXPECT_EQ(names,
             (std::vector<std::string>{"dce", "canonicalize", "fold-constants", "canonicalize",
-                                      "fold-batchnorm", "fold-constants", "dce"}));
+                                      "fold-batchnorm", "conv-transpose-as-conv",
+                                      "fold-constants", "dce"}));
 }
 
 TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {
