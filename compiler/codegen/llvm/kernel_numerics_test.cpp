@@ -417,6 +417,38 @@ TEST(KernelNumerics, SoftmaxAndLogSoftmax) {
   }
 }
 
+TEST(KernelNumerics, SoftmaxRowsInVectors) {
+  // Along the last axis: rows read in vectors (emitSoftmaxRows), of lengths with and without
+  // a masked last vector (8, 37, 512), values up to 80 (exp would overflow without the max
+  // taken out first) and a row with one large value; against double precision, on every
+  // vector target this machine runs.
+  for (int64_t A : {8, 37, 512})
+    for (bool log : {false, true}) {
+      KernelDesc d;
+      d.kind = KernelKind::Softmax;
+      d.axis = 1;
+      d.logSoftmax = log;
+      d.inputs = {f32({3, A})};
+      d.output = f32({3, A});
+      auto x = randomFloats(size_t(3 * A), 19, -80, 80);
+      x[size_t(A + 5)] = 1000.0f;  // row 1: one element takes (nearly) all of the mass
+      std::vector<float> want(size_t(3 * A));
+      for (int64_t r = 0; r < 3; ++r) {
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < A; ++j) m = std::max<double>(m, x[size_t(r * A + j)]);
+        for (int64_t j = 0; j < A; ++j) s += std::exp(double(x[size_t(r * A + j)]) - m);
+        for (int64_t j = 0; j < A; ++j) {
+          double v = double(x[size_t(r * A + j)]) - m;
+          want[size_t(r * A + j)] = float(log ? v - std::log(s) : std::exp(v) / s);
+        }
+      }
+      for (const std::string& target : testing::runnableVectorTargets()) {
+        SCOPED_TRACE(target + ", A = " + std::to_string(A) + (log ? ", log" : ""));
+        expectClose(testing::runKernel(d, {x}, {1, 2}, target), want, 1e-6f, 1e-5f);
+      }
+    }
+}
+
 // ---- Data movement -----------------------------------------------------------------------------
 TEST(KernelNumerics, Transpose) {
   KernelDesc d;

@@ -4,7 +4,8 @@
 // (reduce) or one softmax lane; its reduced axes are walked by nested loops. On targets with
 // vector registers, f32 sum / mean / max / min over trailing axes (GlobalAveragePool, ReduceMean
 // over H, W) read each output's contiguous run as vectors (a masked last one) into a vector
-// accumulator, folded across its lanes at the end.
+// accumulator, folded across its lanes at the end; so do softmax's max and sum over the last
+// axis.
 #include <algorithm>
 #include <functional>
 
@@ -31,9 +32,55 @@ void forNest(KernelBuilder& kb, llvm::Value* base, const std::vector<int64_t>& e
   });
 }
 
+// The f32 sum, max or min (`kind`: Sum, Max or Min) of the run [base, base + count) of
+// `binding`, read in vectors of `lanes` (a masked last one) into one vector accumulator
+// (`slot`, a local of that vector type), its lanes folded pairwise at the end.
+llvm::Value* reduceRun(KernelBuilder& kb, unsigned binding, llvm::Value* base, int64_t count,
+                       unsigned lanes, ReduceKind kind, llvm::Value* slot) {
+  llvm::IRBuilder<>& b = kb.b();
+  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
+  llvm::Value* identity = kb.f32(kind == ReduceKind::Sum   ? 0.0f
+                                 : kind == ReduceKind::Max ? -__builtin_inff()
+                                                           : __builtin_inff());
+  auto combine = [&](llvm::Value* acc, llvm::Value* x) {
+    if (kind == ReduceKind::Sum) return b.CreateFAdd(acc, x);
+    return kind == ReduceKind::Max ? kb.maxValue(x, acc) : kb.minValue(x, acc);
+  };
+  const int64_t full = count / lanes, rest = count % lanes;
+  b.CreateStore(b.CreateVectorSplat(lanes, identity), slot);
+  kb.forRange(0, full, [&](llvm::Value* i) {
+    llvm::Value* x =
+        kb.loadVector(binding, b.CreateAdd(base, b.CreateMul(i, kb.index(lanes))), lanes);
+    b.CreateStore(combine(b.CreateLoad(vecTy, slot), x), slot);
+  });
+  llvm::Value* acc = b.CreateLoad(vecTy, slot);
+  if (rest > 0) {
+    std::vector<llvm::Constant*> on;
+    for (unsigned j = 0; j < lanes; ++j) on.push_back(b.getInt1(j < rest));
+    llvm::Value* at = kb.elementAddress(binding, b.CreateAdd(base, kb.index(full * lanes)));
+    acc = combine(acc, b.CreateMaskedLoad(vecTy, at, llvm::Align(4), llvm::ConstantVector::get(on),
+                                          b.CreateVectorSplat(lanes, identity)));
+  }
+  for (unsigned width = lanes / 2; width >= 1; width /= 2) {  // fold halves
+    std::vector<int> low, high;
+    for (unsigned j = 0; j < width; ++j) {
+      low.push_back(int(j));
+      high.push_back(int(j + width));
+    }
+    acc = combine(b.CreateShuffleVector(acc, low), b.CreateShuffleVector(acc, high));
+  }
+  return b.CreateExtractElement(acc, uint64_t(0));
+}
+
+// The target's vector lanes, halved (down to 4) while a run of `count` floats is shorter.
+unsigned runLanes(const KernelBuilder& kb, int64_t count) {
+  unsigned lanes = kb.target().vectorLanes;
+  while (lanes > 4 && count < int64_t(lanes)) lanes /= 2;
+  return lanes;
+}
+
 // f32 Sum / Mean / Max / Min over the trailing axes (each output reads a contiguous run of at
-// least one vector), if it applies: vector loads into a vector accumulator, lanes folded
-// pairwise at the end.
+// least one vector), if it applies: reduceRun per output.
 bool emitReduceVector(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
   const ReduceKind kind = d.reduceKind;
@@ -46,50 +93,66 @@ bool emitReduceVector(KernelBuilder& kb, uint32_t& workgroups) {
     if (d.axes[i] != int64_t(xs.size() - d.axes.size() + i)) return false;
   int64_t inner = 1, outputs = 1;
   for (size_t i = 0; i < xs.size(); ++i) (i + d.axes.size() < xs.size() ? outputs : inner) *= xs[i];
-  unsigned lanes = kb.target().vectorLanes;
-  while (lanes > 4 && inner < int64_t(lanes)) lanes /= 2;
+  const unsigned lanes = runLanes(kb, inner);
   if (inner < int64_t(lanes)) return false;
   llvm::IRBuilder<>& b = kb.b();
-  auto* vecTy = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
-  const bool isSum = kind == ReduceKind::Sum || kind == ReduceKind::Mean;
-  llvm::Value* identity = kb.f32(isSum                     ? 0.0f
-                                 : kind == ReduceKind::Max ? -__builtin_inff()
-                                                           : __builtin_inff());
-  auto combine = [&](llvm::Value* acc, llvm::Value* x) {
-    if (isSum) return b.CreateFAdd(acc, x);
-    return kind == ReduceKind::Max ? kb.maxValue(x, acc) : kb.minValue(x, acc);
-  };
-  const int64_t full = inner / lanes, rest = inner % lanes;
-  llvm::Value* slot = kb.local(vecTy, "acc");
+  llvm::Value* slot = kb.local(llvm::FixedVectorType::get(b.getFloatTy(), lanes), "acc");
   kb.forWorkgroupShare(outputs, [&](llvm::Value* o) {
     llvm::Value* base = b.CreateMul(o, kb.index(inner));
-    b.CreateStore(b.CreateVectorSplat(lanes, identity), slot);
-    kb.forRange(0, full, [&](llvm::Value* i) {
-      llvm::Value* x = kb.loadVector(0, b.CreateAdd(base, b.CreateMul(i, kb.index(lanes))), lanes);
-      b.CreateStore(combine(b.CreateLoad(vecTy, slot), x), slot);
-    });
-    llvm::Value* acc = b.CreateLoad(vecTy, slot);
-    if (rest > 0) {
-      std::vector<llvm::Constant*> on;
-      for (unsigned j = 0; j < lanes; ++j) on.push_back(b.getInt1(j < rest));
-      llvm::Value* at = kb.elementAddress(0, b.CreateAdd(base, kb.index(full * lanes)));
-      acc =
-          combine(acc, b.CreateMaskedLoad(vecTy, at, llvm::Align(4), llvm::ConstantVector::get(on),
-                                          b.CreateVectorSplat(lanes, identity)));
-    }
-    for (unsigned width = lanes / 2; width >= 1; width /= 2) {  // fold halves
-      std::vector<int> low, high;
-      for (unsigned j = 0; j < width; ++j) {
-        low.push_back(int(j));
-        high.push_back(int(j + width));
-      }
-      acc = combine(b.CreateShuffleVector(acc, low), b.CreateShuffleVector(acc, high));
-    }
-    llvm::Value* result = b.CreateExtractElement(acc, uint64_t(0));
+    llvm::Value* result = reduceRun(kb, 0, base, inner, lanes,
+                                    kind == ReduceKind::Mean ? ReduceKind::Sum : kind, slot);
     if (kind == ReduceKind::Mean) result = b.CreateFDiv(result, kb.f32(float(inner)));
     kb.store(kb.outputBinding(), ElemType::F32, o, result);
   });
   workgroups = workgroupsFor(outputs, inner);
+  return true;
+}
+
+// f32 softmax / log-softmax along the last axis (rows of A contiguous floats) on targets with
+// vector registers: the row's max by reduceRun; exp(x - max) into the output row (a loop
+// without a reduction, which the vectoriser widens); their sum by reduceRun; then the row
+// scaled by 1 / sum, or x - (max + log sum). The scalar form carries the max and the sum from
+// one element to the next, a few cycles each (GPT block's log-softmax over 16 x 512: 40 us).
+bool emitSoftmaxRows(KernelBuilder& kb, uint32_t& workgroups) {
+  const KernelDesc& d = kb.desc();
+  const std::vector<int64_t>& xs = d.inputs[0].shape;
+  if (kb.target().vectorLanes < 4 || d.output.type != ElemType::F32 ||
+      d.inputs[0].type != ElemType::F32 || d.axis != int64_t(xs.size()) - 1 || d.bindingsMayAlias)
+    return false;
+  const int64_t A = xs.back();
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < xs.size(); ++i) rows *= xs[i];
+  const unsigned lanes = runLanes(kb, A);
+  if (A < int64_t(lanes)) return false;
+  llvm::IRBuilder<>& b = kb.b();
+  const ElemType f32 = ElemType::F32;
+  const unsigned out = kb.outputBinding();
+  llvm::Value* slot = kb.local(llvm::FixedVectorType::get(b.getFloatTy(), lanes), "acc");
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    llvm::Value* base = b.CreateMul(row, kb.index(A));
+    llvm::Value* max = reduceRun(kb, 0, base, A, lanes, ReduceKind::Max, slot);
+    kb.forRange(0, A, [&](llvm::Value* a) {
+      llvm::Value* at = b.CreateAdd(base, a);
+      kb.store(out, f32, at, emitExp(kb, b.CreateFSub(kb.load(0, f32, at), max)));
+    });
+    llvm::Value* sum = reduceRun(kb, out, base, A, lanes, ReduceKind::Sum, slot);
+    if (d.logSoftmax) {
+      // (x - max) - log sum: x - max is exact near the max, where max + log sum would round
+      // to the large values' spacing.
+      llvm::Value* logSum = emitLog(kb, sum);
+      kb.forRange(0, A, [&](llvm::Value* a) {
+        llvm::Value* at = b.CreateAdd(base, a);
+        kb.store(out, f32, at, b.CreateFSub(b.CreateFSub(kb.load(0, f32, at), max), logSum));
+      });
+    } else {
+      llvm::Value* scale = b.CreateFDiv(kb.f32(1.0f), sum);
+      kb.forRange(0, A, [&](llvm::Value* a) {
+        llvm::Value* at = b.CreateAdd(base, a);
+        kb.store(out, f32, at, b.CreateFMul(kb.load(out, f32, at), scale));
+      });
+    }
+  });
+  workgroups = workgroupsFor(rows, A * 8);
   return true;
 }
 
@@ -211,6 +274,8 @@ uint32_t emitReduce(KernelBuilder& kb) {
 }
 
 uint32_t emitSoftmax(KernelBuilder& kb) {
+  uint32_t rowWorkgroups = 0;
+  if (emitSoftmaxRows(kb, rowWorkgroups)) return rowWorkgroups;
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& b = kb.b();
   const ElemType f32 = ElemType::F32;
@@ -242,9 +307,10 @@ uint32_t emitSoftmax(KernelBuilder& kb) {
     });
     llvm::Value* sum = b.CreateLoad(b.getFloatTy(), sumSlot);
     if (d.logSoftmax) {
-      llvm::Value* shift = b.CreateFAdd(max, emitLog(kb, sum));
+      llvm::Value* logSum = emitLog(kb, sum);  // (x - max) - log sum, as emitSoftmaxRows
       kb.forRange(0, A, [&](llvm::Value* a) {
-        kb.store(out, f32, at(a), b.CreateFSub(kb.load(0, f32, at(a)), shift));
+        kb.store(out, f32, at(a),
+                 b.CreateFSub(b.CreateFSub(kb.load(0, f32, at(a)), max), logSum));
       });
     } else {
       llvm::Value* scale = b.CreateFDiv(kb.f32(1.0f), sum);
