@@ -44,8 +44,20 @@ def peakRssKb(command):
     return int(match.group(1)) if result.returncode == 0 and match else None
 
 
+def caseOf(folder):
+    """The e2e case file beside an exported model (model-family exports write one): its
+    compile flags (--input-shape for a symbolic input) and its tolerance against PyTorch."""
+    path = os.path.join(folder, "case.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        case = json.load(f)
+    return {"compile_flags": case.get("compile_flags", []), "tolerance": case.get("tolerance")}
+
+
 def findModels(args):
-    """(name, model.onnx, input.npy, reference output.npy) for every model to compare."""
+    """(name, model.onnx, input.npy, reference output.npy, case) for every model to compare;
+    case: caseOf the model's folder."""
     models = []
     names = args.models.split(",") if args.models else TORCH_MODELS + ["digits"]
     torch_names = [n for n in names if n != "digits"]
@@ -60,20 +72,23 @@ def findModels(args):
             folder = os.path.join(ROOT, "examples", "digits")
             models.append((name, os.path.join(folder, "model.onnx"),
                            os.path.join(folder, "digit_0.npy"),
-                           os.path.join(folder, "digit_0_logits.npy")))
+                           os.path.join(folder, "digit_0_logits.npy"), {}))
         else:
             folder = os.path.join(args.models_dir, name)
             models.append((name, os.path.join(folder, "model.onnx"),
-                           os.path.join(folder, "input.npy"), os.path.join(folder, "output.npy")))
+                           os.path.join(folder, "input.npy"), os.path.join(folder, "output.npy"),
+                           caseOf(folder)))
     return models
 
 
-def checkOutputs(args, row, artifact, ort, input_npy, reference):
-    """Both runtimes must reproduce PyTorch's output before their timings mean anything."""
+def checkOutputs(args, row, artifact, ort, input_npy, reference, tolerance):
+    """Both runtimes must reproduce PyTorch's output before their timings mean anything, within
+    `tolerance` (RTOL,ATOL)."""
     for who, command in (
             ("kiln", [args.kiln, "run", artifact, f"--input=@{input_npy}",
-                      f"--expected_output=@{reference}", "--tolerance=1e-3,1e-4"]),
-            ("ORT", ort + ["--iterations=1", "--warmup=1", f"--expected_output=@{reference}"])):
+                      f"--expected_output=@{reference}", f"--tolerance={tolerance}"]),
+            ("ORT", ort + ["--iterations=1", "--warmup=1", f"--expected_output=@{reference}",
+                           f"--tolerance={tolerance}"])):
         result = sh(command)
         if result.returncode != 0:
             row.setdefault("mismatches", []).append(
@@ -81,11 +96,11 @@ def checkOutputs(args, row, artifact, ort, input_npy, reference):
                 + lastLine(result.stderr or result.stdout))
 
 
-def benchModel(args, name, model, input_npy, reference):
+def benchModel(args, name, model, input_npy, reference, case):
     row = {"model": name, "onnx_bytes": os.path.getsize(model), "threads": {}}
     artifact = os.path.join(args.work, name + ".kiln")
     started = time.monotonic()
-    compiled = sh([args.kiln, "compile", model, "-o", artifact])
+    compiled = sh([args.kiln, "compile", model, "-o", artifact] + case.get("compile_flags", []))
     row["compile_s"] = time.monotonic() - started
     if compiled.returncode != 0:
         row["error"] = "kiln compile: " + lastLine(compiled.stderr)
@@ -95,7 +110,8 @@ def benchModel(args, name, model, input_npy, reference):
     if dumped.returncode == 0:
         row["dump"] = sizeBreakdown(json.loads(dumped.stdout))
     ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
-    checkOutputs(args, row, artifact, ort, input_npy, reference)
+    checkOutputs(args, row, artifact, ort, input_npy, reference,
+                 case.get("tolerance") or "1e-3,1e-4")
     for threads in args.threads:
         row["threads"][str(threads)] = benchInterleaved(args, artifact, ort, input_npy, threads)
     output = os.path.join(args.work, name + "_out.npy")
@@ -253,9 +269,9 @@ def main():
     os.makedirs(args.work, exist_ok=True)
 
     rows = []
-    for name, model, input_npy, reference in findModels(args):
+    for name, model, input_npy, reference, case in findModels(args):
         print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
-        rows.append(benchModel(args, name, model, input_npy, reference))
+        rows.append(benchModel(args, name, model, input_npy, reference, case))
     baseline_kb = peakRssKb(["node", os.path.join(ROOT, "bench", "ort_bench.js"), "--baseline"])
     cpu = sh(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).stdout.strip()
     print(f"kiln vs ONNX Runtime (onnxruntime-node), median over {args.rounds} interleaved "

@@ -7,6 +7,7 @@
 //
 //   node bench/ort_bench.js MODEL.onnx --input=@x.npy [--input=@y.npy ...] [--threads=N]
 //        [--iterations=N | --seconds=S] [--warmup=N] [--expected_output=@ref.npy ...]
+//        [--tolerance=RTOL,ATOL]  (default 1e-3,1e-4)
 //        [--json] [--async]
 //   node bench/ort_bench.js --baseline     # load ONNX Runtime only: the harness's own RSS
 //   node bench/ort_bench.js MODEL.onnx --input=@x.npy --profile [--iterations=N]
@@ -27,7 +28,8 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const args = {inputs: [], expected: [], threads: 1, iterations: 0, seconds: 2, warmup: 10,
+  const args = {inputs: [], expected: [], rtol: 1e-3, atol: 1e-4, threads: 1, iterations: 0,
+                seconds: 2, warmup: 10,
                 json: false, async: false, profile: false, model: null};
   for (const arg of argv) {
     const m = /^--([a-z_-]+)(?:=(.*))?$/.exec(arg);
@@ -49,6 +51,12 @@ function parseArgs(argv) {
     switch (name.replace(/-/g, '_')) {
       case 'input': args.inputs.push(file()); break;
       case 'expected_output': args.expected.push(file()); break;
+      case 'tolerance': {  // RTOL,ATOL as kiln run takes them
+        const parts = (value || '').split(',').map(Number);
+        if (parts.length !== 2 || !parts.every((x) => x >= 0)) fail('--tolerance expects RTOL,ATOL');
+        [args.rtol, args.atol] = parts;
+        break;
+      }
       case 'threads': args.threads = number(); break;
       case 'iterations': args.iterations = number(); break;
       case 'seconds': args.seconds = number(); break;
@@ -124,12 +132,12 @@ function percentile(sorted, p) {  // nearest rank
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
-function compare(got, want, name) {
+function compare(got, want, name, rtol, atol) {
   const a = got.data, b = want.data;
   if (a.length !== b.length) return `${name}: ${a.length} elements, expected ${b.length}`;
   let worst = 0, worstAt = 0;
   for (let i = 0; i < a.length; ++i) {
-    const excess = Math.abs(Number(a[i]) - Number(b[i])) - (1e-4 + 1e-3 * Math.abs(Number(b[i])));
+    const excess = Math.abs(Number(a[i]) - Number(b[i])) - (atol + rtol * Math.abs(Number(b[i])));
     if (excess > worst) { worst = excess; worstAt = i; }
   }
   return worst > 0 ? `${name}: element ${worstAt} is ${a[worstAt]}, expected ${b[worstAt]}` : null;
@@ -158,7 +166,7 @@ async function main() {
   let outputs = await run(feeds);
   for (let i = 0; i < args.expected.length; ++i) {
     const name = session.outputNames[i];
-    const problem = compare(outputs[name], readNpy(args.expected[i]), name);
+    const problem = compare(outputs[name], readNpy(args.expected[i]), name, args.rtol, args.atol);
     if (problem) fail(`output mismatch: ${problem}`);
   }
 
