@@ -21,7 +21,8 @@ const std::vector<GraphPass>& graphPasses() {
       {"dce", eliminateDeadCode},        {"canonicalize", canonicalize},
       {"fold-constants", foldConstants}, {"canonicalize", canonicalize},
       {"fold-batchnorm", foldBatchNorm}, {"conv-transpose-as-conv", convTransposeAsConv},
-      {"fold-constants", foldConstants}, {"dce", eliminateDeadCode},
+      {"trim-conv-taps", trimConvTaps},  {"fold-constants", foldConstants},
+      {"dce", eliminateDeadCode},
   };
   return kPasses;
 }

@@ -40,7 +40,7 @@ TEST(Pipeline, PassOrder) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"dce", "canonicalize", "fold-constants", "canonicalize",
                                       "fold-batchnorm", "conv-transpose-as-conv",
-                                      "fold-constants", "dce"}));
+                                      "trim-conv-taps", "fold-constants", "dce"}));
 }
 
 TEST(Pipeline, TorchStyleGraphBecomesThreeDispatches) {

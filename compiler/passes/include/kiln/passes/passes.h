@@ -36,6 +36,11 @@ bool foldBatchNorm(ir::Graph& graph);
 // Reshape) that interleaves them.
 bool convTransposeAsConv(ir::Graph& graph);
 
+// trim_conv_taps.cpp: a 2-D Conv with constant weights loses the kernel rows and columns
+// that read only padding at every output position (a 3x3 kernel with pad 1 on a 1x1 map keeps
+// its centre tap), its pads reduced so that the output stays the same.
+bool trimConvTaps(ir::Graph& graph);
+
 // form_dispatches.cpp: one dispatch per remaining compute op, view ops (Reshape, Flatten,
 // Squeeze, Unsqueeze) share their input's storage, COPY/FILL steps for outputs that the
 // producing dispatch cannot write directly, constants list. Takes ownership of the graph.
