@@ -510,6 +510,50 @@ TEST(KernelNumerics, GatherWithNegativeIndices) {
   EXPECT_EQ(out, (std::vector<float>{6, 7, 0, 1, 2, 3, 14, 15, 8, 9, 10, 11}));
 }
 
+TEST(KernelNumerics, GatherRunsShortAndLong) {
+  // Along the last axis (runs of one element: a row per item) and along an axis with runs of
+  // 8 (an item per index); negative indices from the end, out-of-range ones clamped; split
+  // over 1 and 3 workgroups.
+  std::vector<int64_t> idx = {4, 0, -1, 2, 2, 9};
+  {
+    KernelDesc d;
+    d.kind = KernelKind::Gather;
+    d.axis = 1;
+    d.inputs = {f32({3, 5}), {ElemType::I64, {6}}};
+    d.output = f32({3, 6});
+    std::vector<float> x(15);
+    for (int i = 0; i < 15; ++i) x[i] = float(i / 5 * 10 + i % 5);  // row r, column c: 10r + c
+    CodegenResult r = generateKernels({d}, testing::hostTarget());
+    testing::LoadedLibrary lib(r.bytes);
+    for (uint32_t workgroups : {1u, 3u}) {
+      std::vector<float> out(18, -1.0f);
+      lib.run(0, {x.data(), idx.data(), out.data()}, workgroups);
+      EXPECT_EQ(out, (std::vector<float>{4, 0, 4, 2, 2, 4, 14, 10, 14, 12, 12, 14, 24, 20, 24,
+                                         22, 22, 24}))
+          << workgroups << " workgroups";
+    }
+  }
+  {
+    KernelDesc d;
+    d.kind = KernelKind::Gather;
+    d.axis = 0;
+    d.inputs = {f32({5, 8}), {ElemType::I64, {6}}};
+    d.output = f32({6, 8});
+    std::vector<float> x(40);
+    for (int i = 0; i < 40; ++i) x[i] = float(i);
+    CodegenResult r = generateKernels({d}, testing::hostTarget());
+    testing::LoadedLibrary lib(r.bytes);
+    std::vector<float> want;
+    for (int64_t row : {4, 0, 4, 2, 2, 4})
+      for (int j = 0; j < 8; ++j) want.push_back(float(row * 8 + j));
+    for (uint32_t workgroups : {1u, 3u}) {
+      std::vector<float> out(48, -1.0f);
+      lib.run(0, {x.data(), idx.data(), out.data()}, workgroups);
+      EXPECT_EQ(out, want) << workgroups << " workgroups";
+    }
+  }
+}
+
 TEST(KernelNumerics, PadModes) {
   std::vector<float> x = {1, 2, 3, 4, 5, 6};  // [2,3]
   auto pad = [&](PadMode mode) {
