@@ -52,7 +52,10 @@ def caseOf(folder):
         return {}
     with open(path) as f:
         case = json.load(f)
-    return {"compile_flags": case.get("compile_flags", []), "tolerance": case.get("tolerance")}
+    # Every input of a model with several (BERT's ids and mask), found beside the model.
+    inputs = [os.path.join(folder, os.path.basename(p)) for p in case.get("inputs", [])]
+    return {"compile_flags": case.get("compile_flags", []), "tolerance": case.get("tolerance"),
+            "inputs": inputs}
 
 
 def findModels(args):
@@ -81,12 +84,12 @@ def findModels(args):
     return models
 
 
-def checkOutputs(args, row, artifact, ort, input_npy, reference, tolerance):
+def checkOutputs(args, row, artifact, ort, inputs, reference, tolerance):
     """Both runtimes must reproduce PyTorch's output before their timings mean anything, within
     `tolerance` (RTOL,ATOL)."""
     for who, command in (
-            ("kiln", [args.kiln, "run", artifact, f"--input=@{input_npy}",
-                      f"--expected_output=@{reference}", f"--tolerance={tolerance}"]),
+            ("kiln", [args.kiln, "run", artifact] + inputs +
+                     [f"--expected_output=@{reference}", f"--tolerance={tolerance}"]),
             ("ORT", ort + ["--iterations=1", "--warmup=1", f"--expected_output=@{reference}",
                            f"--tolerance={tolerance}"])):
         result = sh(command)
@@ -109,24 +112,26 @@ def benchModel(args, name, model, input_npy, reference, case):
     dumped = sh([args.kiln, "dump", artifact, "--json"])
     if dumped.returncode == 0:
         row["dump"] = sizeBreakdown(json.loads(dumped.stdout))
-    ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model, f"--input=@{input_npy}"]
-    checkOutputs(args, row, artifact, ort, input_npy, reference,
+    inputs = [f"--input=@{path}" for path in case.get("inputs") or [input_npy]]
+    ort = ["node", os.path.join(ROOT, "bench", "ort_bench.js"), model] + inputs
+    checkOutputs(args, row, artifact, ort, inputs, reference,
                  case.get("tolerance") or "1e-3,1e-4")
     for threads in args.threads:
-        row["threads"][str(threads)] = benchInterleaved(args, artifact, ort, input_npy, threads)
+        row["threads"][str(threads)] = benchInterleaved(args, artifact, ort, inputs, threads)
     output = os.path.join(args.work, name + "_out.npy")
-    row["kiln_rss_kb"] = peakRssKb([args.kiln, "run", artifact, f"--input=@{input_npy}",
-                                    f"--output=@{output}"])
+    row["kiln_rss_kb"] = peakRssKb([args.kiln, "run", artifact] + inputs +
+                                   [f"--output=@{output}"])
     row["ort_rss_kb"] = peakRssKb(ort + ["--iterations=1", "--warmup=1", "--json"])
     return row
 
 
-def benchInterleaved(args, artifact, ort, input_npy, threads):
+def benchInterleaved(args, artifact, ort, inputs, threads):
     """R rounds of (kiln, ORT) at one thread count. Per runtime: the per-round p50/p99 lists
     and their medians (*_p50_us, *_p99_us), and the median per-round jitter p99/p50."""
     commands = (
-        ("kiln", [args.kiln, "bench", artifact, f"--input=@{input_npy}", f"--threads={threads}",
-                  f"--seconds={args.seconds}", "--json"] + args.kiln_bench_flags),
+        ("kiln", [args.kiln, "bench", artifact] + inputs +
+                 [f"--threads={threads}", f"--seconds={args.seconds}", "--json"] +
+                 args.kiln_bench_flags),
         ("ort", ort + [f"--threads={threads}", f"--seconds={args.seconds}", "--json"]))
     rounds = {who: [] for who, _ in commands}
     timing = {}
