@@ -1,5 +1,6 @@
 // Transcendental functions as inline f32 polynomial code: kernels never call libm. Each takes
-// and returns a scalar f32 llvm::Value (the vectoriser widens them with the loop).
+// and returns an f32 llvm::Value, a scalar (the vectoriser widens loops of them) or a vector
+// (the register-tiled kernels' epilogues, on their accumulators).
 #pragma once
 
 #include <llvm/IR/Value.h>
