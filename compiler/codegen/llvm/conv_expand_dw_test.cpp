@@ -31,7 +31,8 @@ struct Case {
   std::array<int64_t, 4> pads{1, 1, 1, 1};  // top, left, bottom, right
   bool bias = true;
   bool clip = true;         // Clip(0, 6) after each convolution
-  bool tanhExpand = false;  // Tanh after the expand instead (not vectorisable: plain loops)
+  bool tanhExpand = false;   // Tanh after the expand instead (on vectors, as Sigmoid, Exp...)
+  bool floorExpand = false;  // Floor after the expand instead (not vectorisable: plain loops)
 };
 
 ElementwiseExpr resultThen(ExprOp op, bool clip) {
@@ -63,7 +64,9 @@ KernelDesc describe(const Case& t) {
   }
   d.epilogue.inputCount = t.bias ? 2 : 1;
   d.epilogue.shape = {t.n, t.ch, t.h, t.w};
-  if (t.clip || t.tanhExpand) d.epilogue.chain = resultThen(ExprOp::Tanh, !t.tanhExpand);
+  if (t.clip || t.tanhExpand || t.floorExpand)
+    d.epilogue.chain = resultThen(t.floorExpand ? ExprOp::Floor : ExprOp::Tanh,
+                                  !t.tanhExpand && !t.floorExpand);
   if (t.clip) d.tailChain = resultThen(ExprOp::Clip, true);
   d.tailStrides = {t.stride, t.stride};
   d.tailPads = t.pads;
@@ -86,6 +89,7 @@ std::vector<float> reference(const Case& t, const Operands& in, const std::vecto
           s += double(in.w1[size_t(c * t.c + k)]) * in.x[size_t((n * t.c + k) * t.h * t.w + p)];
         if (t.clip) s = std::clamp(s, 0.0, 6.0);
         if (t.tanhExpand) s = std::tanh(s);
+        if (t.floorExpand) s = std::floor(s);
         e[size_t((n * t.ch + c) * t.h * t.w + p)] = s;
       }
   std::vector<float> y(size_t(t.n * t.ch * oh * ow));
@@ -162,8 +166,17 @@ TEST(ConvExpandDepthwise, OddWidthsWithStrideTwoTakeThePlainLoops) {
 TEST(ConvExpandDepthwise, NonVectorChainTakesThePlainLoops) {
   Case t{1, 5, 9, 11, 7, 3, 2};
   t.clip = false;
-  t.tanhExpand = true;
+  t.floorExpand = true;
   EXPECT_FALSE(convGemmTile(describe(t), vectorUnitOf(testing::hostTarget())).applies());
+  check(t);
+}
+
+TEST(ConvExpandDepthwise, TanhChainOnVectors) {
+  // Tanh (like Sigmoid, Exp, Log, Erf) evaluates on the tiles' vectors.
+  Case t{1, 5, 9, 11, 7, 3, 2};
+  t.clip = false;
+  t.tanhExpand = true;
+  EXPECT_TRUE(convGemmTile(describe(t), vectorUnitOf(testing::hostTarget())).applies());
   check(t);
 }
 

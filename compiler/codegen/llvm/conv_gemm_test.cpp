@@ -238,5 +238,22 @@ TEST(ConvGemm, FusedEpilogue3) {
   check({1, 24, 5, 11, 7, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
 }
 
+TEST(ConvGemm, SigmoidAndTanhOnTheTiles) {
+  // The activation field's Sigmoid and Tanh evaluate on the accumulators' vectors
+  // (math_approx.h takes vectors): a 3x3 with pads, a pointwise conv with a pixel tail, on
+  // every vector target the machine runs; and the output-channel-vectorised kernel's small map.
+  for (Activation act : {Activation::Sigmoid, Activation::Tanh}) {
+    Case padded{1, 8, 10, 11, 12, 3, 3};
+    padded.pads = {1, 1, 1, 1};
+    padded.act = act;
+    Case pointwise{2, 16, 5, 7, 20, 1, 1};
+    pointwise.act = act;
+    for (const Case& t : {padded, pointwise}) {
+      EXPECT_TRUE(convGemmTile(testing::describeConv(t, "c"), {8, 16}).applies());
+      check(t);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::codegen

@@ -3,6 +3,7 @@
 #include "conv_reference.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "test_support.h"
 
@@ -73,6 +74,8 @@ std::vector<float> referenceConv(const ConvCase& t, const ConvOperands& in,
           float v = float(acc);
           if (t.act == Activation::Relu) v = std::max(v, 0.0f);
           if (t.act == Activation::Clip) v = std::min(std::max(v, 0.0f), 6.0f);
+          if (t.act == Activation::Sigmoid) v = float(1.0 / (1.0 + std::exp(-acc)));
+          if (t.act == Activation::Tanh) v = float(std::tanh(acc));
           size_t at = size_t(((n * t.oc + o) * oh + i) * ow + j);
           if (t.residual) v = std::max(v + in.r[at], 0.0f);
           want[at] = v;

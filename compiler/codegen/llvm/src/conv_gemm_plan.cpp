@@ -32,7 +32,6 @@ std::vector<int64_t> stridesIn(const std::vector<int64_t>& shape, const std::vec
 // contiguous (or broadcast) over H and W together.
 bool epilogueFitsTiles(const KernelDesc& d) {
   const Epilogue& e = d.epilogue;
-  if (e.act == Activation::Sigmoid || e.act == Activation::Tanh) return false;
   std::vector<int64_t> shape = e.shape.empty() ? d.output.shape : e.shape;
   if (shape.size() != 3 && shape.size() != 4) return e.chain.nodes.empty();
   if (!evaluatesOnVectors(e.chain.nodes)) return false;

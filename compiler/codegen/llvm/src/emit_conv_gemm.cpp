@@ -195,7 +195,7 @@ bool emitConvGemm(KernelBuilder& kb, uint32_t& workgroups) {
     bPanel = panel;
   }
   auto splatF = [&](float v) { return llvm::ConstantFP::get(vecTy, v); };
-  // The activation field on a vector (the plan excludes Sigmoid and Tanh).
+  // The activation field on a vector (Sigmoid and Tanh too: math_approx.h takes vectors).
   auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
   // Lanes inside a tile of `width` pixels, for vector v if the tile ends inside it.
   auto laneMask = [&](int64_t width, int64_t v) -> llvm::Value* {

@@ -155,7 +155,8 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     return b.CreateMaskedLoad(vecTy, kb.elementAddress(binding, at), llvm::Align(4), mask,
                               llvm::Constant::getNullValue(vecTy));
   };
-  // The activation field on a vector of channels (the plan excludes Sigmoid and Tanh).
+  // The activation field on a vector of channels (Sigmoid and Tanh too: math_approx.h takes
+  // vectors).
   auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
 
   FusedEpilogue epilogue(kb);

@@ -196,7 +196,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
     }
     return y;
   };
-  // The activation field on a vector (the plan excludes Sigmoid and Tanh).
+  // The activation field on a vector (Sigmoid and Tanh too: math_approx.h takes vectors).
   auto activate = [&](llvm::Value* v) { return kb.applyEpilogue(d.epilogue, v); };
   // Constant lane masks: lane e of `width` lanes valid if column first + e is in [lo, hi)
   // and e < count (nullptr: every lane valid).

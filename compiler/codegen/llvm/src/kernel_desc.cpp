@@ -69,6 +69,12 @@ bool evaluatesOnVectors(const std::vector<ExprNode>& nodes) {
       case ExprOp::Div:
       case ExprOp::Max:
       case ExprOp::Min:
+      // math_approx.h's polynomials take vectors as well as scalars.
+      case ExprOp::Sigmoid:
+      case ExprOp::Tanh:
+      case ExprOp::Exp:
+      case ExprOp::Log:
+      case ExprOp::Erf:
         break;
       default:
         return false;

@@ -76,7 +76,8 @@ struct ExprNode {
 };
 
 // Whether every node of an expression is an f32 op the code generator evaluates on whole
-// vectors (arithmetic, Min/Max, Relu/LeakyRelu/Clip, Neg/Abs); else it runs per element.
+// vectors (arithmetic, Min/Max, Relu/LeakyRelu/Clip, Neg/Abs, Sigmoid/Tanh/Exp/Log/Erf); else
+// it runs per element.
 bool evaluatesOnVectors(const std::vector<ExprNode>& nodes);
 
 // The result is the last node. Node types must be consistent (operands of arithmetic share
