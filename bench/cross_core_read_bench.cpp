@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "vector_sum.h"
+
 namespace {
 
 bool pinTo(int cpu) {
@@ -34,42 +36,8 @@ void writeAll(std::vector<float>& buffer, float value) {
   benchmark::ClobberMemory();
 }
 
-// Sums the buffer with four independent vector accumulators of `Bytes` bytes, so the loop is
-// bound by the loads; the widest vectors the CPU has, picked at run time.
-template <int Bytes>
-__attribute__((always_inline)) inline float sumVectors(const float* data, size_t n) {
-  typedef float Vec __attribute__((vector_size(Bytes), aligned(4)));
-  constexpr size_t kLanes = Bytes / sizeof(float);
-  Vec a = {}, b = {}, c = {}, d = {};
-  size_t i = 0;
-  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    a += *reinterpret_cast<const Vec*>(data + i);
-    b += *reinterpret_cast<const Vec*>(data + i + kLanes);
-    c += *reinterpret_cast<const Vec*>(data + i + 2 * kLanes);
-    d += *reinterpret_cast<const Vec*>(data + i + 3 * kLanes);
-  }
-  Vec sum = a + b + c + d;
-  float total = 0;
-  for (size_t j = 0; j < kLanes; ++j) total += sum[j];
-  for (; i < n; ++i) total += data[i];
-  return total;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) float sumAvx512(const float* data, size_t n) {
-  return sumVectors<64>(data, n);
-}
-__attribute__((target("avx2"))) float sumAvx2(const float* data, size_t n) {
-  return sumVectors<32>(data, n);
-}
-#endif
-
 float readAll(const std::vector<float>& buffer) {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return sumAvx512(buffer.data(), buffer.size());
-  if (__builtin_cpu_supports("avx2")) return sumAvx2(buffer.data(), buffer.size());
-#endif
-  return sumVectors<16>(buffer.data(), buffer.size());
+  return kiln::bench::sumFloats(buffer.data(), buffer.size());
 }
 
 // A helper thread on CPU 1 that writes the buffer whenever asked.

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "vector_sum.h"
+
 namespace {
 
 constexpr int kStages = 18;                 // ResNet-18's pool stages
@@ -57,39 +59,13 @@ __attribute__((target("avx2,fma"))) void fmaRoundsAvx2(int64_t rounds, float* ac
   for (int i = 0; i < 12; ++i) acc[i] = _mm256_cvtss_f32(a[i]);
 }
 
-// Sums [data, data + n) with four independent vector accumulators (bound by the loads).
-template <int Bytes>
-__attribute__((always_inline)) inline float sumVectors(const float* data, size_t n) {
-  typedef float Vec __attribute__((vector_size(Bytes), aligned(4)));
-  constexpr size_t kLanes = Bytes / sizeof(float);
-  Vec a = {}, b = {}, c = {}, d = {};
-  for (size_t i = 0; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    a += *reinterpret_cast<const Vec*>(data + i);
-    b += *reinterpret_cast<const Vec*>(data + i + kLanes);
-    c += *reinterpret_cast<const Vec*>(data + i + 2 * kLanes);
-    d += *reinterpret_cast<const Vec*>(data + i + 3 * kLanes);
-  }
-  Vec sum = a + b + c + d;
-  float total = 0;
-  for (size_t j = 0; j < kLanes; ++j) total += sum[j];
-  return total;
-}
-__attribute__((target("avx512f"))) float sumAvx512(const float* data, size_t n) {
-  return sumVectors<64>(data, n);
-}
-__attribute__((target("avx2"))) float sumAvx2(const float* data, size_t n) {
-  return sumVectors<32>(data, n);
-}
-
 struct Machine {
   bool avx512 = false;
   int64_t roundsPerCall = 0;  // FMA rounds of one call, all threads together
   void fma(int64_t rounds, float* acc) const {
     avx512 ? fmaRoundsAvx512(rounds, acc) : fmaRoundsAvx2(rounds, acc);
   }
-  float sum(const float* data, size_t n) const {
-    return avx512 ? sumAvx512(data, n) : sumAvx2(data, n);
-  }
+  float sum(const float* data, size_t n) const { return kiln::bench::sumFloats(data, n); }
 };
 
 // The stages of one call on `threads` threads; `id` is this thread's index.

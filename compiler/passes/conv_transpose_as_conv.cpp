@@ -127,9 +127,7 @@ bool rewrite(ir::Graph& graph, ir::Op* op) {
                                 {ir::TensorType(ir::DType::F32, {N, CO, Q, P})}, attrs,
                                 op->source(), op, {base + ".phases"});
   if (phases == 1) {  // stride 1: the Conv's result is the output
-    graph.replaceAllUsesWith(op->result(), conv->result());
-    graph.eraseOp(op);
-    graph.renameValue(conv->result(), base);
+    graph.replaceOpWith(op, conv->result());
     return true;
   }
   // [N, OC, sh, sw, Q, P] -> [N, OC, Q, sh, P, sw] -> [N, OC, Q*sh, P*sw].
@@ -146,9 +144,7 @@ bool rewrite(ir::Graph& graph, ir::Op* op) {
       OpKind::Reshape,
       {interleave->result(), int64Constant(graph, base + ".shape", {N, OC, ys[2], ys[3]})},
       {op->result()->type()}, {}, op->source(), op);
-  graph.replaceAllUsesWith(op->result(), merge->result());
-  graph.eraseOp(op);
-  graph.renameValue(merge->result(), base);
+  graph.replaceOpWith(op, merge->result());
   return true;
 }
 

@@ -73,10 +73,7 @@ void foldIntoConv(ir::Graph& graph, ir::Op* conv, const ScaleShift& ss) {
     ir::Op* replacement =
         graph.createOp(OpKind::Conv, {conv->operand(0), newWeight, newBias},
                        {conv->result()->type()}, conv->attrs(), conv->source(), conv);
-    std::string name = conv->result()->name();
-    graph.replaceAllUsesWith(conv->result(), replacement->result());
-    graph.eraseOp(conv);
-    graph.renameValue(replacement->result(), name);
+    graph.replaceOpWith(conv, replacement->result());
   }
 }
 
@@ -112,10 +109,7 @@ void foldIntoGemm(ir::Graph& graph, ir::Op* gemm, const ScaleShift& ss) {
   attrs.set("beta", 1.0f);
   ir::Op* replacement = graph.createOp(OpKind::Gemm, {gemm->operand(0), newB, newC},
                                        {gemm->result()->type()}, attrs, gemm->source(), gemm);
-  std::string name = gemm->result()->name();
-  graph.replaceAllUsesWith(gemm->result(), replacement->result());
-  graph.eraseOp(gemm);
-  graph.renameValue(replacement->result(), name);
+  graph.replaceOpWith(gemm, replacement->result());
 }
 
 // Returns the Add whose result replaces the BatchNorm's (the caller renames it).

@@ -78,10 +78,7 @@ bool trim(ir::Graph& graph, ir::Op* op) {
   operands[1] = trimmed;
   ir::Op* replacement = graph.createOp(OpKind::Conv, operands, {op->result()->type()}, attrs,
                                        op->source(), op);
-  const std::string name = op->result()->name();
-  graph.replaceAllUsesWith(op->result(), replacement->result());
-  graph.eraseOp(op);
-  graph.renameValue(replacement->result(), name);
+  graph.replaceOpWith(op, replacement->result());
   return true;
 }
 

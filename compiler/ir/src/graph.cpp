@@ -178,6 +178,14 @@ void Graph::eraseOp(Op* op) {
   ops_.erase(op->position_);
 }
 
+void Graph::replaceOpWith(Op* op, Value* value) {
+  KILN_ASSERT(op->results_.size() == 1, "replaceOpWith: the op must have one result");
+  const std::string name = op->results_.front()->name();
+  replaceAllUsesWith(op->results_.front().get(), value);
+  eraseOp(op);
+  renameValue(value, name);
+}
+
 void Graph::moveOpBefore(Op* op, Op* before) {
   KILN_ASSERT(op != before, "moveOpBefore: same op");
   auto where = before ? before->position_ : ops_.end();

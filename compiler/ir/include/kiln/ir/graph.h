@@ -59,6 +59,10 @@ class Graph {
   void replaceAllUsesWith(Value* from, Value* to);
   // Erases an op whose results have no users and are not graph outputs.
   void eraseOp(Op* op);
+  // Rewrites a one-result op as `value` (typically the result of the ops that replace it):
+  // every use of the op's result becomes a use of `value`, the op is erased, and `value`
+  // takes the result's name (which dumps and debug names keep).
+  void replaceOpWith(Op* op, Value* value);
   // Moves `op` to just before `before` (nullptr: to the end).
   void moveOpBefore(Op* op, Op* before);
   // Renames a value (the name must be unused; an input keeps the model's name: do not).
