@@ -4,8 +4,9 @@
 // BatchNorm folding...) joins the dispatch P producing one of its operands when
 //  - that operand is P's only result, is used once (by C's root, in one operand slot), is not a
 //    graph output and not read through a view: its value then never needs memory;
-//  - P's root is a fusable producer (Conv, Gemm, MatMul, MaxPool, AveragePool, or an f32
-//    elementwise op; P may already carry a fused chain), and every tensor is f32;
+//  - P's root is a fusable producer (Conv, Gemm, MatMul, MaxPool, AveragePool, a Gather of f32
+//    data, or an f32 elementwise op; P may already carry a fused chain), and every tensor is
+//    f32 (but a Gather's indices);
 //  - C's result has the chain value's shape (the kernel's iteration space does not grow) and
 //    the fused dispatch stays within the binding limit.
 // Where several of C's operands have producers that qualify, the chain goes through the one
@@ -83,6 +84,11 @@ bool isFusableConsumer(const ir::Op& op) {
 }
 
 bool isFusableProducer(const ir::Op& op) {
+  // A Gather of f32 data (its indices are integers): Resize's per-axis gathers, each followed
+  // by a Mul by its weights and an Add of the other tap's term.
+  if (op.kind() == OpKind::Gather)
+    return op.numResults() == 1 && op.operand(0)->dtype() == ir::DType::F32 &&
+           op.result()->dtype() == ir::DType::F32;
   if (op.numResults() != 1 || !allF32(op)) return false;
   switch (op.kind()) {
     case OpKind::Conv:

@@ -46,6 +46,27 @@ TEST(FuseElementwise, ConvBiasReluChainIsOneDispatch) {
   EXPECT_EQ(dg.placement.at(d.bindings[4].value).space, ir::Space::Output);
 }
 
+TEST(FuseElementwise, ResizeTapsJoinTheirGathers) {
+  // Resize's linear taps along an axis: Gather(x, i0) * w0 + Gather(x, i1) * w1. Each Mul
+  // joins its Gather (integer indices, f32 data), the Add the second one: two dispatches.
+  ir::DispatchGraph dg = fused(R"(graph @g {
+  input %x : f32[1,2,3,4]
+  const %i0 : i64[6] = [0, 0, 1, 1, 2, 3]
+  const %i1 : i64[6] = [0, 1, 1, 2, 3, 3]
+  const %w0 : f32[6] = [1.0, 0.75, 0.25, 0.75, 0.25, 1.0]
+  const %w1 : f32[6] = [0.0, 0.25, 0.75, 0.25, 0.75, 0.0]
+  %g0 = Gather(%x, %i0) {axis = 3} : f32[1,2,3,6]
+  %t0 = Mul(%g0, %w0) : f32[1,2,3,6]
+  %g1 = Gather(%x, %i1) {axis = 3} : f32[1,2,3,6]
+  %t1 = Mul(%g1, %w1) : f32[1,2,3,6]
+  %y = Add(%t0, %t1) : f32[1,2,3,6]
+  output "y" = %y
+})");
+  ASSERT_EQ(dg.dispatches.size(), 2u);
+  EXPECT_EQ(names(dg.dispatches[0]), (Names{"r:x", "r:i0", "r:w0", "w:t0"}));
+  EXPECT_EQ(names(dg.dispatches[1]), (Names{"r:x", "r:i1", "r:w1", "r:t0", "w:y"}));
+}
+
 TEST(FuseElementwise, ResidualAddJoinsTheSecondConv) {
   // Two convs feed the Add: it joins the second, the deeper one (ResidualAddJoinsTheDeeper-
   // Producer below has the deeper producer listed first).

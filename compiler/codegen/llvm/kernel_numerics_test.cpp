@@ -554,6 +554,55 @@ TEST(KernelNumerics, GatherRunsShortAndLong) {
   }
 }
 
+TEST(KernelNumerics, GatherWithFusedChain) {
+  // Gather(x, idx) * w + r, the chain fused into the gather (a Resize tap): along the last
+  // axis (short runs, a row per item), along axis 1 (runs of 8: an output row each) and along
+  // axis 0 (runs of 24: three output rows each, index 2 clamped to 1); w broadcasts along the
+  // gathered axis, r is a tensor of the output's shape.
+  for (int64_t axis : {2, 1, 0}) {
+    const std::vector<int64_t> xs = {2, 3, 8};
+    std::vector<int64_t> ys = xs;
+    ys[size_t(axis)] = 4;
+    std::vector<int64_t> idx = {2, 0, -1, 1};
+    KernelDesc d;
+    d.kind = KernelKind::Gather;
+    d.axis = axis;
+    std::vector<int64_t> ws(3 - size_t(axis), 1);
+    ws[0] = 4;  // [4] or [4, 1]
+    d.inputs = {f32(xs), {ElemType::I64, {4}}, f32(ws), f32(ys)};
+    d.output = f32(ys);
+    ElementwiseExpr& e = d.epilogue.chain;
+    ExprNode result;
+    result.op = ExprOp::Result;
+    e.nodes.push_back(result);
+    e.addBinary(ExprOp::Add, e.addBinary(ExprOp::Mul, 0, e.addInput(2, ElemType::F32)),
+                e.addInput(3, ElemType::F32));
+    d.epilogue.inputCount = 2;
+    d.epilogue.shape = ys;
+    auto x = randomFloats(48, 31);
+    auto w = randomFloats(4, 32);
+    auto r = randomFloats(size_t(product(ys)), 33);
+    std::vector<float> want;
+    for (int64_t a = 0; a < ys[0]; ++a)
+      for (int64_t b = 0; b < ys[1]; ++b)
+        for (int64_t c = 0; c < ys[2]; ++c) {
+          int64_t k = axis == 2 ? c : axis == 1 ? b : a;
+          int64_t i = idx[size_t(k)] < 0 ? idx[size_t(k)] + xs[size_t(axis)] : idx[size_t(k)];
+          i = std::min(i, xs[size_t(axis)] - 1);
+          float v = x[size_t(((axis == 0 ? i : a) * xs[1] + (axis == 1 ? i : b)) * xs[2] +
+                             (axis == 2 ? i : c))];
+          want.push_back(v * w[size_t(k)] + r[want.size()]);
+        }
+    CodegenResult lib = generateKernels({d}, testing::hostTarget());
+    testing::LoadedLibrary loaded(lib.bytes);
+    for (uint32_t workgroups : {1u, 2u}) {
+      std::vector<float> out(want.size(), -1.0f);
+      loaded.run(0, {x.data(), idx.data(), w.data(), r.data(), out.data()}, workgroups);
+      expectClose(out, want, 1e-6f, 1e-6f);
+    }
+  }
+}
+
 TEST(KernelNumerics, PadModes) {
   std::vector<float> x = {1, 2, 3, 4, 5, 6};  // [2,3]
   auto pad = [&](PadMode mode) {

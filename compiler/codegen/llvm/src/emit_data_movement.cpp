@@ -5,6 +5,7 @@
 // Any dtype: elements are copied as integers of their size.
 #include "codegen_error.h"
 #include "emitters.h"
+#include "fused_epilogue.h"
 #include "kernel_builder.h"
 
 namespace kiln::codegen::detail {
@@ -185,6 +186,15 @@ uint32_t emitGather(KernelBuilder& kb) {
   const int64_t A = ds[d.axis];
   const int64_t count = d.inputs[1].elementCount();
   const ElemType type = d.output.type;
+  // A fused chain (Resize: the tap's weight, the other tap's term) over the rows just written:
+  // every run of a gather is whole rows of the output's last axis.
+  FusedEpilogue epilogue(kb);
+  const int64_t lastDim = d.output.shape.empty() ? 1 : d.output.shape.back();
+  auto applyRows = [&](llvm::Value* start, int64_t elements) {
+    if (epilogue.empty()) return;
+    for (int64_t r = 0; r < elements / lastDim; ++r)
+      epilogue.applyToRow(b.CreateAdd(start, kb.index(r * lastDim)), lastDim);
+  };
   // Negative indices count from the end; out-of-range ones are clamped (never read outside).
   auto indexAt = [&](llvm::Value* k) {
     llvm::Value* idx = b.CreateSExtOrTrunc(kb.load(1, indexType, k), kb.indexType());
@@ -205,6 +215,7 @@ uint32_t emitGather(KernelBuilder& kb) {
           kb.store(kb.outputBinding(), type, b.CreateAdd(dst, kb.index(j)),
                    kb.load(0, type, b.CreateAdd(src, kb.index(j))));
       });
+      applyRows(rowOut, count * inner);
     });
     return workgroupsFor(outer, count * inner);
   }
@@ -218,6 +229,7 @@ uint32_t emitGather(KernelBuilder& kb) {
       kb.store(kb.outputBinding(), type, b.CreateAdd(dst, j),
                kb.load(0, type, b.CreateAdd(src, j)));
     });
+    applyRows(dst, inner);
   });
   return workgroupsFor(outer * count, inner);
 }
