@@ -45,8 +45,8 @@ TEST(ElementwiseInPlace, SiluLoopIsVectorised) {
   TargetRequest request;
   request.name = "x86_64-v3";
   CodegenResult r = generateKernels({siluInPlace(6, 1001)}, resolveTarget(request));
-  std::string path = testing::writeTempFile(r.bytes, ".so");
-  std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+  testing::TempFile file(r.bytes, ".so");
+  std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + file.path());
   EXPECT_NE(text.find("vdivps\t%ymm"), std::string::npos) << text;
 }
 

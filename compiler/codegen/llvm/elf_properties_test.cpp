@@ -55,7 +55,8 @@ TEST_P(EmbeddedElf, IsLoaderFriendly) {
   ASSERT_EQ(result.output, KernelOutput::SharedElf);
   EXPECT_EQ(result.kernelCount, 4u);
   EXPECT_LT(result.bytes.size(), 64u * 1024);
-  std::string path = testing::writeTempFile(result.bytes, ".so");
+  testing::TempFile file(result.bytes, ".so");
+  const std::string& path = file.path();
 
   // Relocations: RELATIVE only (the kernel table and the library struct).
   int relocations = 0;
@@ -96,7 +97,6 @@ TEST_P(EmbeddedElf, IsLoaderFriendly) {
         line.find(" R E") != std::string::npos || line.find("RWE") != std::string::npos;
     EXPECT_FALSE(writable && executable) << line;
   }
-  std::remove(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, EmbeddedElf,

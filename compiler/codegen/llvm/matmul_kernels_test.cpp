@@ -410,8 +410,8 @@ TEST(MatMulKernels, TilesUseEachTargetsVectors) {
     kernels[3].bPanel = matMulPanelTile(kernels[3], vectorUnitOf(target)).nr;
     ASSERT_GT(kernels[3].bPanel, 0);
     CodegenResult result = generateKernels(kernels, target);
-    std::string path = testing::writeTempFile(result.bytes, ".so");
-    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+    testing::TempFile file(result.bytes, ".so");
+    std::string text = testing::runTool("llvm-objdump", "-d --no-show-raw-insn " + file.path());
     int vectorMultiplyAdds = 0;
     for (size_t at = text.find(c.multiplyAdd); at != std::string::npos;
          at = text.find(c.multiplyAdd, at + 1)) {

@@ -79,7 +79,8 @@ TEST_P(McuObject, NoUndefinedSymbolsAndRightFloatUnit) {
   EXPECT_GT(result.stackBoundBytes, 0u);
   EXPECT_LT(result.stackBoundBytes, 1024u);
 
-  std::string path = testing::writeTempFile(result.bytes, ".o");
+  testing::TempFile file(result.bytes, ".o");
+  const std::string& path = file.path();
   std::string symbols = testing::runTool("llvm-readelf", "-s -W " + path);
   std::istringstream lines(symbols);
   std::string line;
@@ -140,7 +141,6 @@ TEST_P(McuObject, NoUndefinedSymbolsAndRightFloatUnit) {
   } else {
     EXPECT_GT(fpuInstructions, 0);
   }
-  std::remove(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, McuObject,

@@ -90,7 +90,8 @@ define internal <4 x i32> @kiln_test_vpdpbusd(<4 x i32> %acc, <4 x i32> %a, <4 x
 // `dotKernel`: the kernel must use vpdpbusd (not one of the few-channel kernels).
 std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const void*>& inputs,
                                     bool dotKernel = true) {
-  std::string irPath = testing::writeTempFile({}, ".ll");
+  testing::TempFile irFile({}, ".ll");
+  const std::string& irPath = irFile.path();
   CodegenOptions options;
   options.dumpIrPath = irPath;
   generateKernels({d}, target("x86_64-v4", "+avx512vnni"), options);
@@ -117,7 +118,6 @@ std::vector<int8_t> runVnniEmulated(const KernelDesc& d, const std::vector<const
   std::ifstream so(soPath, std::ios::binary);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(so)),
                              std::istreambuf_iterator<char>());
-  std::remove(irPath.c_str());
   std::remove(soPath.c_str());
   if (bytes.empty()) {
     ADD_FAILURE() << "clang failed: " << log;
@@ -315,12 +315,11 @@ TEST(QuantizedDot, FullyConnectedBatchesAndTails) {
 // ---- the instructions in the objects -----------------------------------------------------------
 std::string disassemble(const KernelDesc& d, const TargetConfig& t) {
   CodegenResult r = generateKernels({d}, t);
-  std::string path =
-      testing::writeTempFile(r.bytes, t.output == KernelOutput::SharedElf ? ".so" : ".o");
+  testing::TempFile file(r.bytes, t.output == KernelOutput::SharedElf ? ".so" : ".o");
+  const std::string& path = file.path();
   std::string text = testing::runTool(
       "llvm-objdump", "-d --no-show-raw-insn --mcpu=" + t.cpu +
                           " --mattr=" + (t.features.empty() ? "+neon" : t.features) + " " + path);
-  std::remove(path.c_str());
   return text;
 }
 

@@ -22,21 +22,27 @@
 
 namespace kiln::codegen::testing {
 
-std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& suffix) {
+TempFile::TempFile(const std::vector<uint8_t>& bytes, const std::string& suffix) {
   std::string pattern = "/tmp/kiln-codegen-test-XXXXXX" + suffix;
   int fd = mkstemps(pattern.data(), static_cast<int>(suffix.size()));
   if (fd < 0) throw std::runtime_error("mkstemps failed");
-  if (write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
-    close(fd);
+  bool written = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+  close(fd);
+  if (!written) {
+    std::remove(pattern.c_str());
     throw std::runtime_error("write failed");
   }
-  close(fd);
-  return pattern;
+  path_ = pattern;
 }
 
+TempFile::~TempFile() { std::remove(path_.c_str()); }
+
 LoadedLibrary::LoadedLibrary(const std::vector<uint8_t>& elf) {
-  path_ = writeTempFile(elf, ".so");
-  handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  {
+    // The mapping outlives the file: it is removed as soon as dlopen has read it.
+    TempFile file(elf, ".so");
+    handle_ = dlopen(file.path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (!handle_) throw std::runtime_error(std::string("dlopen: ") + dlerror());
   auto query = reinterpret_cast<kiln_kernel_query_fn>(dlsym(handle_, KILN_KERNEL_QUERY_SYMBOL));
   if (!query) throw std::runtime_error("query symbol missing");
@@ -45,7 +51,6 @@ LoadedLibrary::LoadedLibrary(const std::vector<uint8_t>& elf) {
 
 LoadedLibrary::~LoadedLibrary() {
   if (handle_) dlclose(handle_);
-  std::remove(path_.c_str());
 }
 
 void LoadedLibrary::run(uint32_t kernel, const std::vector<void*>& bindings,
@@ -206,8 +211,8 @@ const std::vector<WideTarget>& wideTargets() {
 }
 
 std::string disassemble(const CodegenResult& result) {
-  std::string path = writeTempFile(result.bytes, ".so");
-  return runTool("llvm-objdump", "-d --no-show-raw-insn " + path);
+  TempFile file(result.bytes, ".so");
+  return runTool("llvm-objdump", "-d --no-show-raw-insn " + file.path());
 }
 
 int vectorMultiplyAdds(const std::string& disassembly, const WideTarget& t) {

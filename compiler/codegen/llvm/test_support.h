@@ -31,7 +31,6 @@ class LoadedLibrary {
   void run(uint32_t kernel, const std::vector<void*>& bindings, uint32_t workgroups = 1) const;
 
  private:
-  std::string path_;
   void* handle_ = nullptr;
   const kiln_kernel_library* library_ = nullptr;
 };
@@ -88,8 +87,19 @@ using ValueMemory = std::map<const ir::Value*, std::vector<uint8_t>>;
 // here and every other value is zero-filled when a dispatch first binds it.
 void runDispatches(const ir::DispatchGraph& g, ValueMemory& memory, uint32_t workgroups);
 
-// Writes bytes to a fresh temporary file and returns its path.
-std::string writeTempFile(const std::vector<uint8_t>& bytes, const std::string& suffix);
+// A fresh temporary file holding `bytes`, removed when the object goes out of scope (also when
+// an ASSERT returns early or the test throws), so test runs leave nothing in /tmp.
+class TempFile {
+ public:
+  TempFile(const std::vector<uint8_t>& bytes, const std::string& suffix);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 // Runs an LLVM tool (llvm-readelf-19, llvm-objdump-19 ...) and returns its standard output.
 std::string runTool(const std::string& tool, const std::string& arguments);
 
