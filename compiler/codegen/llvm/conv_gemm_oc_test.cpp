@@ -63,23 +63,28 @@ void check(const Case& t, const std::string& target = "") {
 // 32-channel panels and 14 tiles of 14 pixels on AVX-512) would split 1 : 2 by panels, 7 : 7
 // by tiles; 7x7 maps (7 tiles of 7 pixels) are too small to split by tiles; wide layers in two
 // halves of panels (more groups would pack the pixels again); the im2col path (which packs
-// every pixel per item) only by panels; three panels that need two groups (the partial sums'
-// budget) in two, with two tile groups each; two images are two equal items already.
+// every pixel per item) only by panels, unless its packed rows outweigh the weights (a stem's
+// 64 channels over 529 pixels: then by tiles, packing each row once); three panels that need
+// two groups (the partial sums' budget) in two, with two tile groups each; two images are two
+// equal items already.
 TEST(ConvGemmOc, ItemsShareTwoThreads) {
   // A map of `pixels` in `tiles` equal tiles.
-  auto items = [](int64_t images, int64_t panels, int64_t tiles, int64_t pixels, bool inPlace,
-                  int64_t minGroups) {
+  auto items = [](int64_t images, int64_t panels, int64_t tiles, int64_t pixels,
+                  PixelSplit split, int64_t minGroups) {
     OcVectorItems s =
-        ocVectorItems(images, panels, 32, 32, tiles, pixels / tiles, inPlace, minGroups);
+        ocVectorItems(images, panels, 32, 32, tiles, pixels / tiles, split, minGroups);
     return std::pair<int64_t, int64_t>{s.ocGroups, s.pixelGroups};
   };
   using P = std::pair<int64_t, int64_t>;
-  EXPECT_EQ(items(1, 3, 14, 196, true, 1), P(1, 2));
-  EXPECT_EQ(items(1, 5, 7, 49, true, 1).second, 1);
-  EXPECT_EQ(items(1, 40, 7, 49, true, 1), P(2, 1));
-  EXPECT_EQ(items(1, 16, 7, 49, false, 1), P(2, 1));
-  EXPECT_EQ(items(1, 3, 14, 196, true, 2), P(2, 2));
-  EXPECT_EQ(items(2, 3, 14, 196, true, 1), P(1, 1));
+  const PixelSplit allowed = PixelSplit::Allowed;
+  EXPECT_EQ(items(1, 3, 14, 196, allowed, 1), P(1, 2));
+  EXPECT_EQ(items(1, 5, 7, 49, allowed, 1).second, 1);
+  EXPECT_EQ(items(1, 40, 7, 49, allowed, 1), P(2, 1));
+  EXPECT_EQ(items(1, 16, 7, 49, PixelSplit::None, 1), P(2, 1));
+  EXPECT_EQ(items(1, 2, 46, 529, PixelSplit::None, 1), P(2, 1));
+  EXPECT_EQ(items(1, 2, 46, 529, PixelSplit::Preferred, 1), P(1, 2));
+  EXPECT_EQ(items(1, 3, 14, 196, allowed, 2), P(2, 2));
+  EXPECT_EQ(items(2, 3, 14, 196, allowed, 1), P(1, 1));
 }
 
 TEST(ConvGemmOc, Pointwise) {
@@ -208,6 +213,41 @@ TEST(ConvGemmOc, PlanTakesSmallMaps) {
       ocVectorWins(describe({1, 256, 14, 14, 512, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}), avx2));
   EXPECT_FALSE(ocVectorTile(describe({1, 8, 3, 40, 16, 3, 3}), avx2).applies());  // 38-wide rows
   EXPECT_FALSE(ocVectorTile(small, {0, 0}).applies());  // microcontrollers
+}
+
+// Few-channel stems with rows narrower than the pixel-vectorised kernel's 32-pixel tiles and
+// a width stride of 3 or more, on AVX-512 only: AlexNet's 11x11 stride-4 stem on a 96x96
+// input (23x23), a 4x4 stride-4 patch stem; not stride 2 (SqueezeNet 1.0's 7x7 stem on
+// 64x64), not AVX2, not wide rows (224x224: 55x55) or more than 4 input channels.
+TEST(ConvGemmOc, PlanTakesShortRowStems) {
+  const VectorUnit avx512{16, 32}, avx2{8, 16};
+  const KernelDesc alexnet =
+      describe({1, 3, 96, 96, 64, 11, 11, {4, 4}, {1, 1}, {2, 2, 2, 2}, true, Activation::Relu});
+  EXPECT_TRUE(ocVectorWins(alexnet, avx512));
+  EXPECT_EQ(chooseConvWeights(alexnet, avx512), ConvWeights::OcVectorPanels);
+  EXPECT_EQ(ocVectorTile(alexnet, avx512).oc(), 32);
+  EXPECT_TRUE(ocVectorWins(describe({1, 3, 96, 96, 64, 4, 4, {4, 4}}), avx512));
+  EXPECT_FALSE(ocVectorWins(alexnet, avx2));
+  EXPECT_FALSE(ocVectorTile(alexnet, avx2).applies());
+  EXPECT_FALSE(
+      ocVectorWins(describe({1, 3, 64, 64, 96, 7, 7, {2, 2}, {1, 1}, {0, 0, 0, 0}}), avx512));
+  EXPECT_FALSE(
+      ocVectorTile(describe({1, 3, 224, 224, 64, 11, 11, {4, 4}, {1, 1}, {2, 2, 2, 2}}), avx512)
+          .applies());
+  EXPECT_FALSE(
+      ocVectorWins(describe({1, 8, 96, 96, 64, 11, 11, {4, 4}, {1, 1}, {2, 2, 2, 2}}), avx512));
+}
+
+// The stems above against the reference: 529 pixels in two tile groups, each packing only the
+// output rows of its tiles (three K blocks of 121 taps); 3 panels split by tiles (26x26, 3x3
+// stride 3); two images with a residual chain.
+TEST(ConvGemmOc, ShortRowStems) {
+  if (!testing::hostRunsAvx512()) GTEST_SKIP() << "the stems take this kernel on AVX-512 only";
+  checkOn({1, 3, 96, 96, 64, 11, 11, {4, 4}, {1, 1}, {2, 2, 2, 2}, true, Activation::Relu},
+          "x86_64-v4");
+  checkOn({1, 3, 80, 80, 96, 3, 3, {3, 3}, {1, 1}, {0, 0, 0, 0}}, "x86_64-v4");
+  checkOn({2, 3, 40, 44, 40, 4, 4, {4, 4}, {1, 1}, {0, 1, 0, 1}, false, Activation::None, true},
+          "x86_64-v4");
 }
 
 // AVX-512: 32-channel panels; 14x14 maps read in place in tiles of 14 pixels (14 x 2

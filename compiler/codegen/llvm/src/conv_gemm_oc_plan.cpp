@@ -24,6 +24,20 @@ constexpr int64_t kMidMap = 196;
 constexpr int64_t kMidMapMinK = 384;
 constexpr int64_t kMidMapOc[2] = {96, 256};
 constexpr int64_t kMaxPixels = 256;
+// Few-channel stems whose rows are narrower than the pixel-vectorised kernel's tile, with a
+// width stride of 3 or more: there that kernel's tiles cross output rows and every tap of a
+// vector is a few masked loads of stride x lanes floats (im2col "segments"), while this one
+// packs each output row once per item. Measured on Zen 5 (AVX-512), sums of per-workgroup
+// minimums, 1 thread: AlexNet's 11x11 stride-4 stem on a 96x96 input (3 -> 64, 23x23) 209 ->
+// 128-142 us, on 128x128 (31x31) 362-384 -> 259; 4x4 stride 4 (3 -> 64, 24x24) 29 -> 24;
+// 7x7 stride 3 (3 -> 64, 20x20) 52-54 -> 42-43; 3x3 stride 3 (3 -> 96, 26x26) even. Stride 2
+// lost (SqueezeNet 1.0's 7x7 stem at 64x64, 29x29: 133 -> 139 us by min; 3x3 at 31x31 too),
+// and on AVX2 the 31x31 case lost 5 %: so AVX-512 only. Up to kMaxStemPixels, the im2col of
+// one channel within kMaxStemIm2colFloats (512 KB of stack; 11x11 over 31x31: 472 KB).
+constexpr int64_t kStemChannels = 4;
+constexpr int64_t kStemMinStride = 3;
+constexpr int64_t kMaxStemPixels = 1024;
+constexpr int64_t kMaxStemIm2colFloats = 131072;
 // The im2col of a convolution that cannot read its input in place is packed with each output
 // row's columns unrolled: rows at most this wide.
 constexpr int64_t kMaxIm2colColumns = 32;
@@ -33,6 +47,16 @@ constexpr int64_t kMaxIm2colColumns = 32;
 constexpr int64_t kMinAccumulators = 10;
 
 int64_t roundUp(int64_t value, int64_t step) { return (value + step - 1) / step * step; }
+
+// The stems above (the pixel-vectorised tile `base` of the convolution on `unit`).
+bool shortRowStem(const KernelDesc& d, const ConvGemmTile& base, VectorUnit unit) {
+  const std::vector<int64_t>& ws = d.inputs[1].shape;
+  const std::vector<int64_t>& ys = d.output.shape;
+  const int64_t pixels = ys[2] * ys[3], taps = ws[2] * ws[3];
+  return unit.lanes >= 16 && ws[1] <= kStemChannels && d.strides[1] >= kStemMinStride &&
+         ys[3] < base.nr() && pixels <= kMaxStemPixels &&
+         taps * roundUp(pixels + unit.lanes, unit.lanes) <= kMaxStemIm2colFloats;
+}
 
 }  // namespace
 
@@ -48,7 +72,7 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
   tile.lanes = unit.lanes;
   // 16 output channels (AVX2, SSE), 32 (AVX-512); NEON's 4-lane registers take 4 vectors.
   tile.ocVectors = unit.lanes == 4 && unit.registers >= 32 ? 4 : 2;
-  if (pixels > kMaxPixels || oc < tile.oc()) return {};
+  if ((pixels > kMaxPixels && !shortRowStem(d, base, unit)) || oc < tile.oc()) return {};
   const bool inPlace = ws[2] == 1 && ws[3] == 1 && d.pads == std::array<int64_t, 4>{0, 0, 0, 0};
   if (!inPlace && ys[3] > kMaxIm2colColumns) return {};
   // Accumulators get every register but the weight vectors and one broadcast; of the tile
@@ -97,7 +121,8 @@ double twoThreads(const std::vector<double>& items, double callerFactor) {
 
 OcVectorItems ocVectorItems(int64_t images, int64_t panels, int64_t lastPanelWidth,
                             int64_t panelWidth, int64_t tiles, int64_t tilePixels,
-                            bool tileGroups, int64_t minOcGroups) {
+                            PixelSplit pixelSplit, int64_t minOcGroups) {
+  const bool tileGroups = pixelSplit != PixelSplit::None;
   const int64_t maxTileGroups =
       tileGroups ? std::clamp<int64_t>(tiles * tilePixels / kMinGroupPixels, 1, tiles) : 1;
   // Groups of panels: as many as make 2 items (each one packs its pixels again: on 7x7 maps,
@@ -127,7 +152,9 @@ OcVectorItems ocVectorItems(int64_t images, int64_t panels, int64_t lastPanelWid
       const double slow = std::max(twoThreads(work, 1.1), twoThreads(work, 1 / 1.1) * 1.1) /
                           (total * 1.1 / 2.1);
       // Each item costs a little more (its pass over the weights, its prefetches): 1 % a piece.
-      const double score = std::max(equal, slow) + 0.01 * double(items);
+      // Where the packed pixels outweigh the weights, ties go to groups of tiles.
+      const double score = std::max(equal, slow) + 0.01 * double(items) +
+                           (pixelSplit == PixelSplit::Preferred ? 0.001 * double(g - 1) : 0.0);
       if (bestScore == 0 || score < bestScore - 1e-9) {
         bestScore = score;
         best = {g, p};
@@ -141,7 +168,7 @@ bool ocVectorWins(const KernelDesc& d, VectorUnit unit) {
   if (!ocVectorTile(d, unit).applies()) return false;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
   const int64_t pixels = d.output.shape[2] * d.output.shape[3], k = ws[1] * ws[2] * ws[3];
-  if (pixels <= kSmallMap) return true;
+  if (pixels <= kSmallMap || shortRowStem(d, convGemmTile(d, unit), unit)) return true;
   return pixels <= kMidMap && k >= kMidMapMinK && ws[0] >= kMidMapOc[0] && ws[0] <= kMidMapOc[1];
 }
 

@@ -124,14 +124,19 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
   const int64_t fullBlocks = C / blockC, lastK = C % blockC * taps;
   const int64_t fullPanels = OC / NR, remOc = OC % NR, panels = fullPanels + (remOc > 0);
   const int64_t partialPerPanel = blocks > 1 ? tiles * MR * NR : 0;
-  // Groups of panels (the partial sums of a group within kPartialFloats) and, in place, of
-  // tiles: as many as two threads share best (ocVectorItems).
+  // Groups of panels (the partial sums of a group within kPartialFloats) and of tiles (in
+  // place; on the im2col path where its rows, P floats per k, outweigh the weights, OC per k):
+  // as many as two threads share best (ocVectorItems).
   int64_t minOcGroups = 1;
   while (minOcGroups < panels &&
          ((panels + minOcGroups - 1) / minOcGroups) * partialPerPanel > kPartialFloats)
     ++minOcGroups;
   const OcVectorItems split =
-      ocVectorItems(N, panels, remOc > 0 ? remOc : NR, NR, tiles, MR, inPlace, minOcGroups);
+      ocVectorItems(N, panels, remOc > 0 ? remOc : NR, NR, tiles, MR,
+                    inPlace    ? PixelSplit::Allowed
+                    : P > OC   ? PixelSplit::Preferred
+                               : PixelSplit::None,
+                    minOcGroups);
   const int64_t ocGroups = split.ocGroups, tileGroups = split.pixelGroups;
   // Group g: panels [g * panels / G, (g + 1) * panels / G), sizes within one of each other;
   // tile group h: tiles [h * tiles / TG, (h + 1) * tiles / TG), likewise.
@@ -191,6 +196,13 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
     llvm::Value* pLo = b.CreateMul(tLo, kb.index(MR));
     llvm::Value* pHi = b.CreateSelect(b.CreateICmpEQ(tHi, kb.index(tiles)), kb.index(P),
                                       b.CreateMul(tHi, kb.index(MR)));
+    // The output rows the item's tiles read (the last tile starts at P - MR): the im2col packs
+    // only those.
+    llvm::Value* ohLo = b.CreateUDiv(tileStart(tLo), kb.index(OW));
+    llvm::Value* ohHi = b.CreateAdd(
+        b.CreateUDiv(b.CreateAdd(tileStart(b.CreateSub(tHi, kb.index(1))), kb.index(MR - 1)),
+                     kb.index(OW)),
+        kb.index(1));
     llvm::Value* panelLo = b.CreateUDiv(b.CreateMul(ocGroup, kb.index(panels)), kb.index(ocGroups));
     llvm::Value* panelHi = b.CreateUDiv(
         b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
@@ -214,7 +226,7 @@ bool emitConvGemmOc(KernelBuilder& kb, uint32_t& workgroups) {
             llvm::Value* channel =
                 b.CreateAdd(xImage, b.CreateMul(b.CreateAdd(c0, c), kb.index(HW)));
             kb.forRange(
-                kb.index(0), kb.index(OH),
+                ohLo, ohHi,
                 [&](llvm::Value* oh) {
                   for (int64_t kh = 0; kh < KH; ++kh) {
                     llvm::Value* ih =

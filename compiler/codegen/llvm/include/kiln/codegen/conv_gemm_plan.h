@@ -86,12 +86,15 @@ struct OcVectorTile {
   int64_t oc() const { return ocVectors * lanes; }
 };
 // The tile for a Conv kernel description on `unit`, or pixels = 0 where the variant cannot
-// take it (maps over 256 pixels, fewer output channels than a tile, im2col rows over 32
+// take it (maps over 256 pixels but for few-channel stems of rows narrower than the
+// pixel-vectorised kernel's tile, fewer output channels than a tile, im2col rows over 32
 // pixels, and whatever the pixel-vectorised kernel refuses).
 OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
 // How the variant splits its work into items: per image, groups of output-channel panels
-// and, for a 1x1 convolution read in place (whose pixels are packed per tile, so that a group
-// of tiles packs only its own), groups of pixel tiles of kMinGroupPixels pixels at least.
+// and, where the pixels are packed per group of tiles (a 1x1 convolution read in place packs
+// each tile's pixels; the im2col packs the output rows of the item's tiles), groups of pixel
+// tiles of kMinGroupPixels pixels at least (pixelSplit Allowed; Preferred on ties, where the
+// packed pixels outweigh the weights: each group of panels packs every pixel again).
 // Per image at most the two groups of panels of before (each group packs its pixels again),
 // fewer where tile groups share better.
 // `panels` output-channel panels of `panelWidth` channels (the last one `lastPanelWidth`),
@@ -104,13 +107,14 @@ OcVectorTile ocVectorTile(const KernelDesc& desc, VectorUnit unit);
 struct OcVectorItems {
   int64_t ocGroups = 1, pixelGroups = 1;
 };
+enum class PixelSplit { None, Allowed, Preferred };
 // Each tile group reads its panels' weights once more: on 7x7 maps, groups of one or two
 // 7-pixel tiles made MobileNetV2's 960 -> 160 convs 19 % slower (84 -> 100 us, sums of
 // per-workgroup minimums, 1 thread); halves of a 14x14 map made its 576 -> 96 ones faster.
 inline constexpr int64_t kMinGroupPixels = 96;
 OcVectorItems ocVectorItems(int64_t images, int64_t panels, int64_t lastPanelWidth,
                             int64_t panelWidth, int64_t tiles, int64_t tilePixels,
-                            bool tileGroups, int64_t minOcGroups);
+                            PixelSplit pixelSplit, int64_t minOcGroups);
 
 // Whether the variant takes the convolution and measurably beats the pixel-vectorised kernel
 // on it (chooseConvWeights asks this).
