@@ -266,6 +266,10 @@ TEST(ConvPool, UnpooledStems) {
   // The e2e two_branch model's 3x3 pad 1 3 -> 16 at 32x32 (no tail tile); a 1x1 stride 2.
   checkDirect({1, 3, 32, 32, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
   checkDirect({1, 3, 64, 64, 8, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  // Rows shorter than AVX-512's 32-pixel tile (one row tile, the lanes past the row dropped):
+  // 29x29 from a 7x7 stride 2, two images; 12x12 from a 3x3 stride 2 (AVX2: under its 16).
+  checkDirect({2, 3, 64, 64, 24, 7, 7, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, Activation::Relu});
+  checkDirect({1, 3, 24, 24, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Clip});
 }
 
 TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
@@ -279,7 +283,15 @@ TEST(ConvPool, UnpooledStemsOnlyFewChannels) {
   KernelDesc pointwise = testing::describeConv({1, 3, 32, 32, 8, 1, 1}, "pointwise");
   EXPECT_FALSE(convStemDirect(pointwise, avx2));  // read in place by the GEMM kernel
   KernelDesc narrow = testing::describeConv({1, 3, 20, 20, 32, 3, 3, {2, 2}}, "narrow");
-  EXPECT_FALSE(convStemDirect(narrow, avx2));  // rows narrower than a tile
+  EXPECT_FALSE(convStemDirect(narrow, avx2));  // 9-pixel rows: under a tile and 12 pixels
+  // AVX-512's 32-pixel tiles: rows of 12 pixels or more take one row tile (SqueezeNet 1.0's
+  // 7x7 stem on a 64x64 input, 29x29; a 12x12 map), the digits' 8x8 maps do not.
+  const VectorUnit avx512{16, 32};
+  EXPECT_TRUE(convStemDirect(testing::describeConv({1, 3, 64, 64, 96, 7, 7, {2, 2}}, "s"), avx512));
+  EXPECT_TRUE(convStemDirect(
+      testing::describeConv({1, 3, 24, 24, 32, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}}, "s"), avx512));
+  EXPECT_FALSE(convStemDirect(
+      testing::describeConv({1, 1, 8, 8, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}}, "s"), avx512));
   KernelDesc residual = testing::describeConv(
       {1, 3, 40, 40, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, Activation::None, true},
       "residual");

@@ -14,6 +14,14 @@ constexpr int64_t kMaxPlaneFloats = 6144;  // a row's input planes: 24 KB (L1) a
 constexpr int64_t kMaxPlaneStride = 4;     // widest stride the planes are split into
 constexpr int64_t kMaxPlaneWidth = 9;      // widest kernel (its taps are unrolled)
 constexpr int64_t kMaxStemChannels = 4;    // unpooled convolutions taken: the stems
+// Unpooled stems need rows of a full tile or of kMinStemRow pixels: one row tile, its lanes
+// past the row computed and dropped, still beat the GEMM kernel's tiles across rows (Zen 5,
+// sums of per-workgroup minimums, 1 thread: SqueezeNet 1.0's 7x7 stride-2 stem on a 64x64
+// input, 29x29, 130-136 -> 115 us; SqueezeNet 1.1's 3x3 one, 31x31, 24-26 -> 19-20; the MNIST
+// CNN's 28x28 1 -> 16 conv 7.3-7.6 -> 5.9; 3x3 stride 2, 3 -> 32 into 12x12 to 24x24 20-40 %
+// faster, AVX2 at 12x12 too); 8-pixel rows lost (the digits' 8x8 1 -> 16 conv 0.54 -> 0.65
+// us, AVX2 0.57 -> 0.58-0.63).
+constexpr int64_t kMinStemRow = 12;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -47,7 +55,7 @@ bool convStemDirect(const KernelDesc& d, VectorUnit unit) {
   if (d.kind != KernelKind::Conv || d.pooled() || d.tailB >= 0) return false;
   const ConvGemmTile tile = convGemmTile(d, unit);
   if (!tile.applies() || d.inputs[1].shape[1] > kMaxStemChannels) return false;
-  if (d.output.shape[3] < tile.nr()) return false;  // row tiles: at least one full tile
+  if (d.output.shape[3] < std::min(tile.nr(), kMinStemRow)) return false;
   // Pointwise convolutions read in place by the GEMM kernel need no packing.
   const std::vector<int64_t>& ws = d.inputs[1].shape;
   if (ws[2] == 1 && ws[3] == 1 && d.strides == std::array<int64_t, 2>{1, 1} &&
