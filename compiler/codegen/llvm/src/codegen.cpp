@@ -53,7 +53,11 @@ uint32_t emitKernelBody(KernelBuilder& kb) {
     case KernelKind::Conv: {
       uint32_t workgroups = 0;
       const VectorUnit unit{kb.target().vectorLanes, kb.target().vectorRegisters};
-      if (kb.desc().pooled() || convStemDirect(kb.desc(), unit)) return emitConvPool(kb);
+      // An unpooled stem whose weights were packed for the channel-vectorised kernel (a
+      // caller's choice: chooseConvWeights gives stems GEMM panels) keeps that kernel.
+      const bool stem = convStemDirect(kb.desc(), unit) &&
+                        kb.desc().weightLayout != ConvWeights::OcVectorPanels;
+      if (kb.desc().pooled() || stem) return emitConvPool(kb);
       if (kb.desc().tailB >= 0) return emitConvExpandDepthwise(kb);
       if (emitConvDepthwise(kb, workgroups)) return workgroups;
       return emitConv(kb);
