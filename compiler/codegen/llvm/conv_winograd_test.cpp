@@ -116,11 +116,12 @@ TEST(ConvWinograd, WeightTransformByHand) {
   const float mid[4] = {0, 0.5f, -0.5f, 0};
   for (int r = 0; r < 4; ++r)
     for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(u[r * 4 + s], 2.0f * mid[r] * mid[s]);
-  // F(4x4), top-left tap only: G's first column (1/4, -1/6, -1/6, 1/24, 1/24, 0).
+  // F(4x4) (points 0, 1, -1, 1/2, -2), top-left tap only: G's first column
+  // (1, 1/3, -1/3, -16/15, 1/15, 0) outer itself.
   std::vector<float> corner(9, 0.0f);
   corner[0] = 1.0f;
   u = winogradTransformWeights(corner, 1, 1, 4, 6);
-  const double first[6] = {0.25, -1.0 / 6, -1.0 / 6, 1.0 / 24, 1.0 / 24, 0};
+  const double first[6] = {1, 1.0 / 3, -1.0 / 3, -16.0 / 15, 1.0 / 15, 0};
   ASSERT_EQ(u.size(), 36u);
   for (int r = 0; r < 6; ++r)
     for (int s = 0; s < 6; ++s) EXPECT_FLOAT_EQ(u[r * 6 + s], float(first[r] * first[s]));
@@ -320,7 +321,7 @@ TEST(ConvWinograd, Epilogues) {
 }
 
 TEST(ConvWinograd, MatricesFactorG) {
-  // G = diag(d) H with H of small integers, each row led by 1 (or 0, 0, 1).
+  // G = diag(d) H with H of small integers, d each row's entry of least magnitude.
   for (int64_t m : {2, 4}) {
     WinogradMatrices w = winogradMatrices(m);
     ASSERT_EQ(w.h.size(), size_t(w.alpha * 3));
@@ -332,9 +333,36 @@ TEST(ConvWinograd, MatricesFactorG) {
         EXPECT_EQ(h, std::round(h)) << m << ": " << r << k;
       }
   }
-  const std::vector<double> h4 = {1, 0, 0, 1, 1, 1, 1, -1, 1, 1, 2, 4, 1, -2, 4, 0, 0, 1};
+  const std::vector<double> h4 = {1, 0, 0, 1, 1, 1, 1, -1, 1, 4, 2, 1, 1, -2, 4, 0, 0, 1};
   EXPECT_EQ(winogradMatrices(4).h, h4);
   EXPECT_EQ(winogradMatrices(2).d, (std::vector<double>{1, 0.5, 0.5, 1}));
+}
+
+// The matrices compute the correlation exactly (in exact arithmetic): for 1-D data d and taps
+// g, A^T ((G g) .* (B^T d)) = y with y_j = sum_k d_(j+k) g_k.
+TEST(ConvWinograd, MatricesComputeTheCorrelation) {
+  for (int64_t m : {2, 4}) {
+    const WinogradMatrices w = winogradMatrices(m);
+    const int64_t a = w.alpha;
+    for (int trial = 0; trial < 8; ++trial) {
+      std::vector<double> d(static_cast<size_t>(a), 0.0), g(3, 0.0);
+      for (int64_t i = 0; i < a; ++i) d[size_t(i)] = double((i * 7 + trial * 5) % 11 - 5);
+      for (int64_t k = 0; k < 3; ++k) g[size_t(k)] = double((k * 3 + trial * 2) % 7 - 3);
+      std::vector<double> product(static_cast<size_t>(a), 0.0);
+      for (int64_t i = 0; i < a; ++i) {
+        double gg = 0, bd = 0;
+        for (int64_t k = 0; k < 3; ++k) gg += w.g[size_t(i * 3 + k)] * g[size_t(k)];
+        for (int64_t l = 0; l < a; ++l) bd += w.bt[size_t(i * a + l)] * d[size_t(l)];
+        product[size_t(i)] = gg * bd;
+      }
+      for (int64_t j = 0; j < m; ++j) {
+        double y = 0, want = 0;
+        for (int64_t i = 0; i < a; ++i) y += w.at[size_t(j * a + i)] * product[size_t(i)];
+        for (int64_t k = 0; k < 3; ++k) want += d[size_t(j + k)] * g[size_t(k)];
+        EXPECT_NEAR(y, want, 1e-9) << "F(" << m << "), trial " << trial << ", output " << j;
+      }
+    }
+  }
 }
 
 TEST(ConvWinograd, TapPanelOrder) {
