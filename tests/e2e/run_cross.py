@@ -5,8 +5,14 @@ and compare its outputs with the reference .npy files (|got - want| <= atol + rt
 
     run_cross.py --kiln K --runner R --qemu Q --target aarch64 --work DIR --tolerance R,A
                  --model M.onnx --input I.npy... --expected O.npy...
+    run_cross.py --kiln K --runner R --qemu Q --target aarch64 --work DIR --tolerance R,A
+                 --case case.json
+
+A case.json (an exported model's, tests/e2e/run_case.py) gives the model, its inputs, its
+outputs, its compile flags and its own tolerance, which wins over --tolerance.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -24,28 +30,40 @@ def run(command):
 
 def main():
     parser = argparse.ArgumentParser()
-    for flag in ("--kiln", "--runner", "--qemu", "--target", "--work", "--tolerance", "--model"):
+    for flag in ("--kiln", "--runner", "--qemu", "--target", "--work", "--tolerance"):
         parser.add_argument(flag, required=True)
+    parser.add_argument("--model")
+    parser.add_argument("--case", help="an exported model's case.json (instead of --model...)")
     parser.add_argument("--input", action="append", default=[])
     parser.add_argument("--expected", action="append", default=[])
     args = parser.parse_args()
-    rtol, atol = (float(x) for x in args.tolerance.split(","))
+    model, inputs, expected, tolerance, flags = (args.model, args.input, args.expected,
+                                                 args.tolerance, [])
+    if args.case:
+        with open(args.case) as f:
+            case = json.load(f)
+        model, inputs, expected = case["model"], case["inputs"], case["outputs"]
+        tolerance = case.get("tolerance", tolerance)
+        flags = case.get("compile_flags", [])
+    if not model:
+        parser.error("--model or --case is required")
+    rtol, atol = (float(x) for x in tolerance.split(","))
     os.makedirs(args.work, exist_ok=True)
 
     artifact = os.path.join(args.work, f"model.{args.target}.kiln")
-    run([args.kiln, "compile", args.model, f"--target={args.target}", "-o", artifact])
+    run([args.kiln, "compile", model, f"--target={args.target}", "-o", artifact] + flags)
 
     raw_inputs = []
-    for i, path in enumerate(args.input):
+    for i, path in enumerate(inputs):
         raw = os.path.join(args.work, f"input_{i}.bin")
         np.ascontiguousarray(np.load(path)).tofile(raw)
         raw_inputs.append(raw)
     raw_outputs = [os.path.join(args.work, f"output_{i}.{args.target}.bin")
-                   for i in range(len(args.expected))]
+                   for i in range(len(expected))]
     run([args.qemu, args.runner, artifact] + raw_inputs + raw_outputs)
 
     failed = False
-    for raw, path in zip(raw_outputs, args.expected):
+    for raw, path in zip(raw_outputs, expected):
         want = np.load(path)
         got = np.fromfile(raw, dtype=want.dtype)
         if got.size != want.size:
