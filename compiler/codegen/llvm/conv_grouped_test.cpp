@@ -145,6 +145,14 @@ TEST(ConvGrouped, OutputChannelVectorised) {
   threeByThree.pads = {1, 1, 1, 1};
   threeByThree.groups = 2;
   for (const Case& t : {last, expand, threeByThree}) check(t, ConvWeights::OcVectorPanels);
+  // A short-row stem in 2 groups (2 input and 32 output channels each, 11x11 stride 4 into
+  // 23x23: taken on AVX-512 only): its groups are images of the groups-1 view, split by tiles.
+  Case stem{1, 4, 96, 96, 64, 11, 11, {4, 4}};
+  stem.pads = {2, 2, 2, 2};
+  stem.groups = 2;
+  stem.act = Activation::Relu;
+  EXPECT_TRUE(ocVectorWins(groupedView(testing::describeConv(stem, "stem")), {16, 32}));
+  check(stem, ConvWeights::OcVectorPanels);
 }
 
 }  // namespace
