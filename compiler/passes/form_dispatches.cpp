@@ -67,9 +67,14 @@ bool concatInPlace(const ir::DispatchGraph& dg, const ir::Op& concat,
   return true;
 }
 
+// The model node's name; for an unnamed node its op type (the model's, which a pass that
+// rewrote the op keeps: an unnamed ConvTranspose run as a Conv is "ConvTranspose_0") and the
+// dispatch's index.
 std::string dispatchName(const ir::Op& op, size_t id) {
   if (!op.source().nodeName.empty()) return op.source().nodeName;
-  return std::string(op.kindName()) + "_" + std::to_string(id);
+  const std::string kind =
+      op.source().opType.empty() ? std::string(op.kindName()) : op.source().opType;
+  return kind + "_" + std::to_string(id);
 }
 
 void checkStaticOperands(const ir::Op& op) {

@@ -38,6 +38,24 @@ TEST(FormDispatches, BindingsSkipAbsentAndStaticOperands) {
   EXPECT_EQ(dg.constants[0].bytes.size(), 24u);
 }
 
+// An unnamed model node is named by the model's op type and the dispatch's index, also after
+// a pass rewrote it into another op (an unnamed ConvTranspose run as a Conv: "kiln dump" then
+// says where it came from); ops with no model node by their own kind.
+TEST(FormDispatches, UnnamedNodesByTheirModelOpType) {
+  ir::DispatchGraph dg = formDispatches(parseVerified(R"(graph @g {
+  input %x : f32[1,2,4,4]
+  const %w : f32[3,2,1,1] = splat(1.0)
+  %c = Conv(%x, %w) : f32[1,3,4,4] loc("", "ConvTranspose")
+  %r = Relu(%c) : f32[1,3,4,4]
+  %e = Exp(%r) : f32[1,3,4,4] loc("", "Exp")
+  output "y" = %e
+})"));
+  ASSERT_EQ(dg.dispatches.size(), 3u);
+  EXPECT_EQ(dg.dispatches[0].name, "ConvTranspose_0");
+  EXPECT_EQ(dg.dispatches[1].name, "Relu_1");
+  EXPECT_EQ(dg.dispatches[2].name, "Exp_2");
+}
+
 TEST(FormDispatches, ViewChainsResolveToTheirStorage) {
   ir::DispatchGraph dg = formDispatches(parseVerified(R"(graph @g {
   input %x : f32[2,3]
