@@ -23,28 +23,14 @@
 #include "kiln/codegen/codegen.h"
 #include "kiln/codegen/kernel_desc.h"
 #include "kiln/codegen/target_config.h"
+#include "quantized_reference.h"
 #include "test_support.h"
 
 namespace kiln::codegen {
 namespace {
 
-// ---- reference (TFLite common.h) -------------------------------------------------------------
-int32_t refSrdhm(int32_t a, int32_t b) {
-  if (a == b && a == INT32_MIN) return INT32_MAX;
-  int64_t ab = int64_t(a) * int64_t(b);
-  int64_t nudge = ab >= 0 ? (int64_t(1) << 30) : 1 - (int64_t(1) << 30);
-  return int32_t((ab + nudge) / (int64_t(1) << 31));
-}
-int32_t refRdivpot(int32_t x, int e) {
-  int32_t mask = int32_t((int64_t(1) << e) - 1);
-  int32_t rem = x & mask, threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-  return (x >> e) + (rem > threshold ? 1 : 0);
-}
-int32_t refMbqm(int32_t x, int32_t m, int shift) {
-  int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-  return refRdivpot(refSrdhm(int32_t(uint32_t(x) << left), m), right);
-}
-
+// The reference rescale: quantized_reference.h.
+using testing::refMbqm;
 using testing::randomInts;
 
 TargetConfig target(const std::string& name, const std::string& features = "") {

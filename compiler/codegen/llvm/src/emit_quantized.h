@@ -21,12 +21,16 @@ llvm::Value* qRoundingDivideByPOT(KernelBuilder& kb, llvm::Value* x, llvm::Value
 llvm::Value* qMultiply(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
 // The 64-bit version (x is i64): ((x * round(m / 2^16)) + 2^(14 - shift)) >> (15 - shift).
 llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
+// qMultiply lane by lane on <n x i32> x, m and shift (the vectorised kernels' rescale).
+llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
 // gemmlowp SaturatingRoundingMultiplyByPOT with a constant exponent.
 llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exponent);
 // gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out).
 llvm::Value* qOneOverOnePlusX(KernelBuilder& kb, llvm::Value* a);
 // min(max(v, lo), hi) on i32.
 llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi);
+// min(max(v, lo), hi) on every lane of an <n x i32>.
+llvm::Value* qClampLanes(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi);
 // 0 <= pos < size for an index-typed position (a tap's row or column inside the image).
 llvm::Value* qInside(KernelBuilder& kb, llvm::Value* pos, int64_t size);
 // std::round (half away from zero) of an f32 to i32; |x| beyond 2^30 saturates there.
@@ -78,6 +82,10 @@ uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
 bool quantizedDotApplies(KernelBuilder& kb);
 uint32_t emitQuantizedConvDot(KernelBuilder& kb);
 uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb);
+// Int8 depthwise convolutions (depth multiplier 1) vectorised over the channels on targets
+// with vector registers; emit_quantized_depthwise.cpp.
+bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb);
+uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb);
 // Conv (group 1, int8) with too few input channels for those: vectorised over the output
 // channels, per pixel, on the same targets; emit_quantized_conv_pixel.cpp.
 bool quantizedConvByPixelApplies(KernelBuilder& kb);

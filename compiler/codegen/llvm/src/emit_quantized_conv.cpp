@@ -4,8 +4,10 @@
 // per-channel MultiplyByQuantizedMultiplier, the output zero point and the activation clamp.
 // Plain loops: a work item is one output row (n, oh); the innermost loop runs over the input
 // channels of a tap, contiguous in both x and w (four per iteration), so fast variants can
-// tile it later (targets with int8 dot products: emit_quantized_dot.cpp). With constant i8 weights the input zero point leaves the inner loop: the
-// accumulator starts at -zx * sum(w) and border taps add zx * w back (exact in wrapping i32).
+// tile it later (targets with int8 dot products: emit_quantized_dot.cpp; int8 depthwise on
+// vector targets: emit_quantized_depthwise.cpp). With constant i8 weights the input zero
+// point leaves the inner loop: the accumulator starts at -zx * sum(w) and border taps add
+// zx * w back (exact in wrapping i32).
 #include <functional>
 
 #include "emit_quantized.h"
@@ -228,6 +230,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
 uint32_t emitQuantizedConv(KernelBuilder& kb) {
   if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
   if (quantizedConvByPixelApplies(kb)) return emitQuantizedConvByPixel(kb);
+  if (quantizedDepthwiseByChannelsApplies(kb)) return emitQuantizedDepthwiseByChannels(kb);
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();

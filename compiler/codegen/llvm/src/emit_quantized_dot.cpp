@@ -258,41 +258,6 @@ llvm::Value* sumEach(KernelBuilder& kb, const std::vector<llvm::Value*>& v) {
                       ir.CreateShuffleVector(all, {1, 3, 5, 7}));
 }
 
-// MultiplyByQuantizedMultiplier on <kBlock x i32> lanes: the scalar qMultiply's arithmetic
-// (emit_quantized_fixedpoint.cpp) lane by lane, so the four channels of a block share every
-// instruction of the rescale.
-llvm::Value* multiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
-  llvm::IRBuilder<>& ir = kb.b();
-  auto* v32 = llvm::cast<llvm::FixedVectorType>(x->getType());
-  auto* v64 = llvm::FixedVectorType::get(ir.getInt64Ty(), v32->getNumElements());
-  auto c32 = [&](int64_t value) { return llvm::ConstantInt::get(v32, uint64_t(value)); };
-  auto c64 = [&](int64_t value) { return llvm::ConstantInt::get(v64, uint64_t(value)); };
-  llvm::Value* zero = c32(0);
-  llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
-  llvm::Value* left = ir.CreateSelect(positive, shift, zero);
-  llvm::Value* right = ir.CreateSelect(positive, zero, ir.CreateNeg(shift));
-  llvm::Value* a = ir.CreateShl(x, left);
-  // SaturatingRoundingDoublingHighMul(a, m).
-  const int64_t minI32 = std::numeric_limits<int32_t>::min();
-  llvm::Value* overflow =
-      ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)));
-  llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, v64), ir.CreateSExt(m, v64));
-  llvm::Value* nudge = ir.CreateSelect(ir.CreateICmpSLT(ab, c64(0)), c64(1 - (int64_t{1} << 30)),
-                                       c64(int64_t{1} << 30));
-  llvm::Value* sum = ir.CreateAdd(ab, nudge);
-  llvm::Value* bias =
-      ir.CreateSelect(ir.CreateICmpSLT(sum, c64(0)), c64((int64_t{1} << 31) - 1), c64(0));
-  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), c64(31)), v32);
-  llvm::Value* srdhm = ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high);
-  // RoundingDivideByPOT(srdhm, right): 2^31 - 1 wraps to the right mask for right = 31.
-  llvm::Value* mask = ir.CreateSub(ir.CreateShl(c32(1), right), c32(1));
-  llvm::Value* remainder = ir.CreateAnd(srdhm, mask);
-  llvm::Value* threshold =
-      ir.CreateAdd(ir.CreateAShr(mask, c32(1)), ir.CreateZExt(ir.CreateICmpSLT(srdhm, zero), v32));
-  llvm::Value* roundUp = ir.CreateZExt(ir.CreateICmpSGT(remainder, threshold), v32);
-  return ir.CreateAdd(ir.CreateAShr(srdhm, right), roundUp);
-}
-
 // Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel: bias,
 // rescale, output zero point and clamp on the kBlock channels at once.
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
@@ -320,12 +285,9 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     }
     llvm::Value* acc = ir.CreateAdd(sumEach(kb, vectors), gather(kb, scalars));
     if (!biases.empty()) acc = ir.CreateAdd(acc, gather(kb, biases));
-    llvm::Value* y = ir.CreateAdd(multiplyLanes(kb, acc, m, s),
+    llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s),
                                   llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
-    y = ir.CreateSelect(ir.CreateICmpSLT(y, llvm::ConstantInt::get(v32, uint64_t(q.actMin))),
-                        llvm::ConstantInt::get(v32, uint64_t(q.actMin)), y);
-    y = ir.CreateSelect(ir.CreateICmpSGT(y, llvm::ConstantInt::get(v32, uint64_t(q.actMax))),
-                        llvm::ConstantInt::get(v32, uint64_t(q.actMax)), y);
+    y = qClampLanes(kb, y, q.actMin, q.actMax);
     for (int64_t j = 0; j < kBlock; ++j) {
       llvm::Value* value =
           ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t(j)), kb.elemType(d.output.type));

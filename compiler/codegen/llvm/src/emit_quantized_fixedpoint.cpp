@@ -1,7 +1,8 @@
 // The fixed-point primitives of TFLite's integer kernels as LLVM IR: SaturatingRounding-
-// DoublingHighMul, RoundingDivideByPOT, MultiplyByQuantizedMultiplier (32- and 64-bit),
-// gemmlowp's reciprocal, clamps, round-half-away and constant tables. Truncating divisions
-// by 2^31 are shifts with a sign correction, so 32-bit targets need no i64 division.
+// DoublingHighMul, RoundingDivideByPOT, MultiplyByQuantizedMultiplier (32- and 64-bit, and
+// on i32 vectors), gemmlowp's reciprocal, clamps, round-half-away and constant tables.
+// Truncating divisions by 2^31 are shifts with a sign correction, so 32-bit targets need no
+// i64 division.
 #include <limits>
 
 #include "emit_quantized.h"
@@ -65,6 +66,38 @@ llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm
   return ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(product, round), total), ir.getInt32Ty());
 }
 
+llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
+  llvm::IRBuilder<>& ir = kb.b();
+  auto* v32 = llvm::cast<llvm::FixedVectorType>(x->getType());
+  auto* v64 = llvm::FixedVectorType::get(ir.getInt64Ty(), v32->getNumElements());
+  auto c32 = [&](int64_t value) { return llvm::ConstantInt::get(v32, uint64_t(value)); };
+  auto c64 = [&](int64_t value) { return llvm::ConstantInt::get(v64, uint64_t(value)); };
+  llvm::Value* zero = c32(0);
+  llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
+  llvm::Value* left = ir.CreateSelect(positive, shift, zero);
+  llvm::Value* right = ir.CreateSelect(positive, zero, ir.CreateNeg(shift));
+  llvm::Value* a = ir.CreateShl(x, left);
+  // SaturatingRoundingDoublingHighMul(a, m).
+  const int64_t minI32 = std::numeric_limits<int32_t>::min();
+  llvm::Value* overflow =
+      ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)));
+  llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, v64), ir.CreateSExt(m, v64));
+  llvm::Value* nudge = ir.CreateSelect(ir.CreateICmpSLT(ab, c64(0)), c64(1 - (int64_t{1} << 30)),
+                                       c64(int64_t{1} << 30));
+  llvm::Value* sum = ir.CreateAdd(ab, nudge);
+  llvm::Value* bias =
+      ir.CreateSelect(ir.CreateICmpSLT(sum, c64(0)), c64((int64_t{1} << 31) - 1), c64(0));
+  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), c64(31)), v32);
+  llvm::Value* srdhm = ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high);
+  // RoundingDivideByPOT(srdhm, right): 2^31 - 1 wraps to the right mask for right = 31.
+  llvm::Value* mask = ir.CreateSub(ir.CreateShl(c32(1), right), c32(1));
+  llvm::Value* remainder = ir.CreateAnd(srdhm, mask);
+  llvm::Value* threshold =
+      ir.CreateAdd(ir.CreateAShr(mask, c32(1)), ir.CreateZExt(ir.CreateICmpSLT(srdhm, zero), v32));
+  llvm::Value* roundUp = ir.CreateZExt(ir.CreateICmpSGT(remainder, threshold), v32);
+  return ir.CreateAdd(ir.CreateAShr(srdhm, right), roundUp);
+}
+
 llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exponent) {
   llvm::IRBuilder<>& ir = kb.b();
   if (exponent == 0) return x;
@@ -101,6 +134,14 @@ llvm::Value* qClamp(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi) {
   llvm::IRBuilder<>& ir = kb.b();
   v = ir.CreateSelect(ir.CreateICmpSLT(v, qConst(kb, lo)), qConst(kb, lo), v);
   return ir.CreateSelect(ir.CreateICmpSGT(v, qConst(kb, hi)), qConst(kb, hi), v);
+}
+
+llvm::Value* qClampLanes(KernelBuilder& kb, llvm::Value* v, int32_t lo, int32_t hi) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* low = llvm::ConstantInt::get(v->getType(), uint64_t(int64_t(lo)));
+  llvm::Value* high = llvm::ConstantInt::get(v->getType(), uint64_t(int64_t(hi)));
+  v = ir.CreateSelect(ir.CreateICmpSLT(v, low), low, v);
+  return ir.CreateSelect(ir.CreateICmpSGT(v, high), high, v);
 }
 
 llvm::Value* qInside(KernelBuilder& kb, llvm::Value* pos, int64_t size) {

@@ -1,0 +1,150 @@
+// Int8 depthwise convolutions (depth multiplier 1, NHWC) vectorised over the channels, on
+// every target with vector registers (not microcontrollers, which keep the plain loops of
+// emit_quantized_conv.cpp byte for byte). Every product and sum is the same i32 as in those
+// loops (TFLite's reference arithmetic; wrapping i32 addition is associative), so the bytes
+// are identical.
+//
+// A work item is one output row. Per block of L channels (L = the target's i32 lanes, halved
+// for thinner layers; where L does not divide C the last block overlaps the one before and
+// stores the same bytes again) the weights of every tap are sign-extended once and stay in
+// registers while every output pixel of the row accumulates its taps on <L x i32>, is
+// rescaled (bias, per-channel MultiplyByQuantizedMultiplier), offset, clamped and stored as L
+// bytes. A tap outside the image counts as x = zx: TFLite skips it, which is (zx - zx) * w = 0
+// for accumulators that subtract the zero point, and zx * w for accumulators that start at the
+// lowering's correction -zx * sum(w). Pixels whose taps all lie inside the image take a path
+// without the border selects.
+#include "emit_quantized.h"
+#include "emitters.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+// Taps the kernel unrolls (every tap's weights are one vector value).
+constexpr int64_t kMaxTaps = 64;
+
+// The block's lanes: the target's i32 lanes, halved (not below 4) while the channels are fewer.
+int64_t blockLanes(const EmitTarget& target, int64_t channels) {
+  int64_t lanes = target.vectorLanes;
+  while (lanes > 4 && lanes > channels) lanes /= 2;
+  return lanes;
+}
+
+}  // namespace
+
+bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  if (d.quant.op != QuantOp::DepthwiseConv) return false;
+  if (kb.target().vectorLanes < 4 || kb.target().optimizeForSize) return false;
+  if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8 ||
+      d.output.type != ElemType::I8)
+    return false;
+  if (d.inputs.size() == 3 && d.inputs[2].type != ElemType::I32) return false;
+  const QWindowShape g = qConvShape(d);
+  return g.OC == g.C && g.C >= 4 && g.KH * g.KW <= kMaxTaps;
+}
+
+uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const QWindowShape g = qConvShape(d);
+  const int64_t L = blockLanes(kb.target(), g.C);
+  const int64_t taps = g.KH * g.KW;
+  llvm::Type* i8 = ir.getInt8Ty();
+  llvm::Type* i32 = ir.getInt32Ty();
+  auto* v8 = llvm::FixedVectorType::get(i8, unsigned(L));
+  auto* v32 = llvm::FixedVectorType::get(i32, unsigned(L));
+  auto splat = [&](int32_t value) { return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value))); };
+  // L consecutive elements of a binding or of an i32 table, from `index`.
+  auto loadBytes = [&](unsigned binding, llvm::Value* index) {
+    llvm::Value* address = ir.CreateInBoundsGEP(i8, kb.bindingPointer(binding), index);
+    return ir.CreateSExt(ir.CreateAlignedLoad(v8, address, llvm::Align(1)), v32);
+  };
+  auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
+    return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
+  };
+
+  const QRescale rescale = qMakeRescale(kb);
+  llvm::Value* corrections =
+      q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  // What the taps subtract from x: the zero point, unless the correction took it out.
+  const int32_t subtracted = corrections ? 0 : q.inputZeroPoint;
+  const int64_t blocks = (g.C + L - 1) / L;
+
+  const int64_t rows = g.N * g.OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
+    llvm::Value *n = c[0], *oh = c[1];
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    // Which kernel rows lie inside the image for this output row.
+    std::vector<llvm::Value*> ih, rowInside;
+    llvm::Value* rowInterior = ir.getTrue();
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      ih.push_back(ir.CreateAdd(ihStart, kb.index(kh * g.dh)));
+      rowInside.push_back(qInside(kb, ih.back(), g.H));
+      rowInterior = ir.CreateAnd(rowInterior, rowInside.back());
+    }
+    kb.forRange(0, blocks, [&](llvm::Value* block) {
+      // The block's first channel; the last block ends at C.
+      llvm::Value* first = ir.CreateMul(block, kb.index(L));
+      first = ir.CreateSelect(ir.CreateICmpULT(first, kb.index(g.C - L)), first, kb.index(g.C - L));
+      std::vector<llvm::Value*> w;
+      for (int64_t t = 0; t < taps; ++t)
+        w.push_back(loadBytes(1, ir.CreateAdd(kb.index(t * g.C), first)));
+      // The accumulators' start: the correction and the bias (i32 addition commutes).
+      llvm::Value* start = corrections ? loadWords(corrections, first) : splat(0);
+      if (d.inputs.size() == 3) start = ir.CreateAdd(start, loadWords(kb.bindingPointer(2), first));
+      llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
+                                           : splat(q.multipliers[0]);
+      llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
+
+      kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+        llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+        // One output pixel; `border`: some taps may lie outside the image.
+        auto pixel = [&](bool border) {
+          llvm::Value* acc = start;
+          for (int64_t kh = 0; kh < g.KH; ++kh) {
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              llvm::Value* iw = ir.CreateAdd(iwStart, kb.index(kw * g.dw));
+              llvm::Value* at = ir.CreateAdd(
+                  ir.CreateAdd(xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih[size_t(kh)],
+                                                                              kb.index(g.W)),
+                                                                 iw),
+                                                    kb.index(g.C))),
+                  first);
+              llvm::Value* x;
+              if (border) {
+                llvm::Value* inside = ir.CreateAnd(rowInside[size_t(kh)], qInside(kb, iw, g.W));
+                // Outside: read the block's channels of pixel 0 (always there), use zx.
+                x = loadBytes(0, ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)));
+                x = ir.CreateSelect(inside, x, splat(q.inputZeroPoint));
+              } else {
+                x = loadBytes(0, at);
+              }
+              if (subtracted != 0) x = ir.CreateSub(x, splat(subtracted));
+              acc = ir.CreateAdd(acc, ir.CreateMul(x, w[size_t(kh * g.KW + kw)]));
+            }
+          }
+          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s), splat(q.outputZeroPoint));
+          y = qClampLanes(kb, y, q.actMin, q.actMax);
+          llvm::Value* out = ir.CreateAdd(
+              ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)),
+              first);
+          ir.CreateAlignedStore(ir.CreateTrunc(y, v8),
+                                ir.CreateInBoundsGEP(i8, kb.bindingPointer(kb.outputBinding()), out),
+                                llvm::Align(1));
+        };
+        llvm::Value* columnsInside =
+            ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
+                         ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw)));
+        llvm::Value* interior = ir.CreateAnd(rowInterior, columnsInside);
+        kb.ifThen(interior, [&] { pixel(false); });
+        kb.ifThen(ir.CreateNot(interior), [&] { pixel(true); });
+      });
+    });
+  });
+  return workgroupsFor(rows, g.OW * g.C * taps);
+}
+
+}  // namespace kiln::codegen::detail
