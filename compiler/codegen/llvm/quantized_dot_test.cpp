@@ -22,6 +22,7 @@
 
 #include "kiln/codegen/codegen.h"
 #include "kiln/codegen/kernel_desc.h"
+#include "kiln/codegen/quantized_conv_plan.h"
 #include "kiln/codegen/target_config.h"
 #include "quantized_reference.h"
 #include "test_support.h"
@@ -258,6 +259,93 @@ TEST(QuantizedDot, ConvFewChannelsByPixel) {
   checkConvCase({9, 9, 3, 9, 3, 3, {2, 2}, {1, 2}, {0, 0, 1, 1}, -128, false, true}, false);
 }
 
+// ---- output channels in vector lanes (emit_quantized_conv_oc.cpp) ----------------------------
+// The VNNI targets this machine runs natively: AVX512-VNNI (16 lanes, 32 registers) and
+// AVX-VNNI (8 lanes, 16 registers).
+std::vector<TargetConfig> runnableVnniTargets() {
+  std::vector<TargetConfig> targets;
+  if (__builtin_cpu_supports("avx512vnni") && testing::hostRunsAvx512())
+    targets.push_back(target("x86_64-v4", "+avx512vnni"));
+  if (__builtin_cpu_supports("avxvnni")) targets.push_back(target("x86_64-v3", "+avxvnni"));
+  return targets;
+}
+
+// The problem with its weights packed for the kernel on `t` (as packConvWeights does).
+Problem packedForLanes(Problem p, const TargetConfig& t) {
+  const int64_t lanes = int8OcLanes(p.desc, int8OcTargetLanes(t));
+  EXPECT_GT(lanes, 0) << "the kernel takes the case on " << t.cpu;
+  const std::vector<int64_t>& ws = p.desc.inputs[1].shape;
+  p.w = packInt8OcWeights(p.w, ws[0], ws[1] * ws[2], ws[3], lanes);
+  p.desc.weightLayout = ConvWeights::Int8OcBlocks;
+  p.desc.weightPanel = lanes;
+  return p;
+}
+
+// The case on every VNNI target this machine runs, with and without the lowering's
+// correction (which the kernel does not need), against the reference bytes.
+void checkOcCase(const Problem& problem, int64_t wantLanesAvx512) {
+  std::vector<TargetConfig> targets = runnableVnniTargets();
+  if (targets.empty()) GTEST_SKIP() << "this CPU has no VNNI";
+  EXPECT_EQ(int8OcLanes(problem.desc, 16), wantLanesAvx512);
+  for (const TargetConfig& t : targets) {
+    Problem p = packedForLanes(problem, t);
+    for (bool corrected : {false, true}) {
+      if (corrected) p.addCorrections();
+      EXPECT_EQ(run(p.desc, p.inputs(), t), p.want)
+          << t.cpu << t.features << (corrected ? ", with the correction" : "");
+    }
+  }
+}
+
+TEST(QuantizedConvOc, Conv3x3PaddedTwoBlocks) {
+  checkOcCase(convProblem({6, 7, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true}), 16);
+}
+TEST(QuantizedConvOc, StridedAsymmetricPadsBlockAndPixelRemainders) {
+  // 80 channels: a tile of 4 blocks and one of 1 on AVX-512; 13 output columns: a pixel
+  // tile remainder; TFLite's SAME padding at stride 2.
+  checkOcCase(convProblem({9, 26, 20, 80, 3, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, 12, true, true}), 16);
+}
+TEST(QuantizedConvOc, Pointwise24ChannelsNoBias) {
+  // 24 output channels: blocks of 8 lanes; zx = -128 (x + 128 - 128: no start term).
+  checkOcCase(convProblem({5, 11, 64, 24, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, -128, false, true}), 8);
+}
+TEST(QuantizedConvOc, DilatedTwelveChannelsFourLanes) {
+  checkOcCase(convProblem({8, 9, 12, 12, 3, 2, {1, 2}, {2, 1}, {2, 1, 2, 0}, 0, true, true}), 4);
+}
+TEST(QuantizedConvOc, ImageSmallerThanTheKernel) {
+  // Every tile is a border tile: only the select path runs.
+  checkOcCase(convProblem({2, 3, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, 3, true, true}), 16);
+}
+TEST(QuantizedConvOc, ExtremeValues) {
+  // Every activation and weight -128, zx = 127: x - zx = -255 in every term.
+  checkOcCase(convProblem({4, 4, 32, 16, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 127, true, true}, -128),
+              16);
+}
+
+TEST(QuantizedConvOc, TakesOnlyWhatItReads) {
+  Problem p = convProblem({6, 7, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true});
+  EXPECT_EQ(int8OcTargetLanes(target("x86_64-v4", "+avx512vnni")), 16);
+  EXPECT_EQ(int8OcTargetLanes(target("x86_64-v3", "+avxvnni")), 8);
+  EXPECT_EQ(int8OcTargetLanes(target("aarch64-dotprod")), 4);
+  EXPECT_EQ(int8OcTargetLanes(target("x86_64-v4")), 0);
+  EXPECT_EQ(int8OcTargetLanes(target("aarch64")), 0);
+  EXPECT_EQ(int8OcTargetLanes(target("cortex-m4")), 0);
+  Problem stem = convProblem({9, 9, 3, 8, 3, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1, true, true});
+  EXPECT_EQ(int8OcLanes(stem.desc, 16), 0) << "C = 3";
+  Problem odd = convProblem({5, 5, 8, 6, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, true, true});
+  EXPECT_EQ(int8OcLanes(odd.desc, 16), 0) << "OC = 6";
+  // Weights packed for the kernel, generated for a target without it: a clear error.
+  Problem packed = packedForLanes(p, target("x86_64-v4", "+avx512vnni"));
+  try {
+    generateKernels({packed.desc}, target("x86_64-v3"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("weights packed in blocks of 16 output channels"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- fully connected ---------------------------------------------------------------------------
 Problem fcProblem(int64_t batch, int64_t k, int64_t n, int32_t zx, bool perChannel) {
   Problem p;
@@ -323,6 +411,14 @@ TEST(QuantizedDot, ObjectsUseTheTargetsDotProductInstructions) {
     EXPECT_NE(disassemble(*d, target("x86_64-v3")).find("vpmaddwd"), std::string::npos);
     EXPECT_EQ(disassemble(*d, target("x86_64-v3")).find("vpdpbusd"), std::string::npos);
   }
+}
+
+TEST(QuantizedConvOc, AArch64ObjectsUseSdot) {
+  Problem p = packedForLanes(
+      convProblem({6, 7, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true}),
+      target("aarch64-dotprod"));
+  EXPECT_EQ(p.desc.weightPanel, 4);
+  EXPECT_NE(disassemble(p.desc, target("aarch64-dotprod")).find("sdot"), std::string::npos);
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ uint32_t emitQuantizedElementwise(KernelBuilder& kb);     // the rest
 bool quantizedDotApplies(KernelBuilder& kb);
 uint32_t emitQuantizedConvDot(KernelBuilder& kb);
 uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb);
+// Conv (group 1, int8) whose weights packConvWeights packed in blocks of output channels
+// (ConvWeights::Int8OcBlocks), output channels in vector lanes; emit_quantized_conv_oc.cpp.
+uint32_t emitQuantizedConvOc(KernelBuilder& kb);
 // Int8 depthwise convolutions (depth multiplier 1) vectorised over the channels on targets
 // with vector registers; emit_quantized_depthwise.cpp.
 bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb);

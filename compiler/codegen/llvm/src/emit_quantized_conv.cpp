@@ -228,6 +228,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
 }  // namespace
 
 uint32_t emitQuantizedConv(KernelBuilder& kb) {
+  if (kb.desc().weightLayout == ConvWeights::Int8OcBlocks) return emitQuantizedConvOc(kb);
   if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
   if (quantizedConvByPixelApplies(kb)) return emitQuantizedConvByPixel(kb);
   if (quantizedDepthwiseByChannelsApplies(kb)) return emitQuantizedDepthwiseByChannels(kb);

@@ -1,13 +1,16 @@
-// Compile-time packing of convolution weights into the GEMM kernel's panel order (see
-// conv_gemm_plan.h): a codegen-side step on the dispatch graph, run by the driver between
+// Compile-time packing of convolution weights into the order of the kernel that reads them
+// (f32: the GEMM kernels' panels, conv_gemm_plan.h; int8: output-channel blocks,
+// quantized_conv_plan.h): a codegen-side step on the dispatch graph, run by the driver between
 // lowering and kernel generation. A constant is repacked only when the one dispatch reading
-// it takes the GEMM kernel; its size does not change, so the constants layout and every
-// BufferRef stay valid. LLVM-free.
+// it takes such a kernel; its size does not change (except for Winograd's transformed
+// weights, after which the constants are laid out again), so every BufferRef stays valid.
+// No LLVM headers.
 #include <cstring>
 #include <map>
 
 #include "constant_reads.h"
 #include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/quantized_conv_plan.h"
 #include "kiln/codegen/winograd_plan.h"
 #include "kiln/ir/dispatch_graph.h"
 
@@ -19,13 +22,19 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
   if (unit.lanes == 0 || kernels.size() != graph.dispatches.size()) return 0;
   std::map<uint32_t, int> reads = detail::constantReads(graph);
 
+  const int64_t int8Lanes = int8OcTargetLanes(target);
+
   int packed = 0;
   bool grown = false;  // a constant changed size
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
-    if (desc.kind != KernelKind::Conv || desc.weightLayout != ConvWeights::Oihw) continue;
-    ConvWeights layout = chooseConvWeights(desc, unit, mayGrowConstants);
+    if (desc.weightLayout != ConvWeights::Oihw) continue;
+    const int64_t int8OcBlock = int8OcLanes(desc, int8Lanes);
+    if (desc.kind != KernelKind::Conv && int8OcBlock == 0) continue;
+    ConvWeights layout = int8OcBlock > 0 ? ConvWeights::Int8OcBlocks
+                                         : chooseConvWeights(desc, unit, mayGrowConstants);
     if (layout == ConvWeights::Oihw) continue;
+    // The weights: the dispatch's second operand, a constant only this dispatch reads.
     ir::Binding* weights = nullptr;
     for (ir::Binding& binding : graph.dispatches[i].bindings)
       if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
@@ -33,6 +42,19 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
     if (!weights || weights->ref.space != ir::Space::Constants) continue;
     if (reads[weights->ref.index] != 1 || weights->ref.index >= graph.constants.size()) continue;
     ir::ConstantEntry& constant = graph.constants[weights->ref.index];
+    if (layout == ConvWeights::Int8OcBlocks) {
+      const std::vector<int64_t>& ws = desc.inputs[1].shape;  // [OC, KH, KW, C]
+      const uint64_t bytes = uint64_t(ws[0] * ws[1] * ws[2] * ws[3]);
+      if (weights->ref.offset != 0 || weights->ref.length != bytes || constant.bytes.size() != bytes)
+        continue;
+      std::vector<int8_t> values(constant.bytes.begin(), constant.bytes.end());
+      std::vector<int8_t> blocks = packInt8OcWeights(values, ws[0], ws[1] * ws[2], ws[3], int8OcBlock);
+      std::memcpy(constant.bytes.data(), blocks.data(), bytes);
+      desc.weightLayout = layout;
+      desc.weightPanel = int8OcBlock;
+      ++packed;
+      continue;
+    }
     const std::vector<int64_t>& ws = desc.inputs[1].shape;
     int64_t oc = ws[0], k = ws[1] * ws[2] * ws[3];
     uint64_t bytes = uint64_t(oc * k) * sizeof(float);
@@ -88,7 +110,8 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
         break;
       }
       case ConvWeights::Oihw:
-        continue;  // not chosen yet
+      case ConvWeights::Int8OcBlocks:  // packed above
+        continue;
     }
     desc.weightLayout = layout;
     ++packed;

@@ -147,6 +147,9 @@ enum class ConvWeights : uint8_t {
   OcVectorPanels,  // [OC/NR][K][NR], output channels in vector lanes (small maps)
   Winograd,        // transformed in the Winograd domain (3x3 stride 1)
   WinogradPanels,  // 3x3 taps in Winograd panels, transformed by the kernel (winograd_plan.h)
+  // Quantized Conv: int8 blocks of weightPanel output channels x 4 input channels
+  // (quantized_conv_plan.h, emit_quantized_conv_oc.cpp).
+  Int8OcBlocks,
 };
 
 struct KernelDesc {

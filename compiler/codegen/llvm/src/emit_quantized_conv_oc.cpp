@@ -1,0 +1,240 @@
+// Int8 convolutions (groups 1, NHWC) with output channels in vector lanes, on x86 VNNI
+// (vpdpbusd on 512-, 256- or 128-bit vectors) and AArch64 +dotprod (sdot), reading weights
+// packed at compile time into blocks of L output channels x 4 input channels
+// (quantized_conv_plan.h). Bit exact with the plain loops of emit_quantized_conv.cpp: every
+// product of two int8 values and every partial sum is exact in wrapping i32.
+//
+// One dot-product step multiplies 4 input channels of one pixel, broadcast to every lane, by
+// those 4 input channels of L output channels and adds the four products to each lane. A
+// tile is `pixels` neighbouring output pixels of one row x `blocks` blocks of L output
+// channels, its pixels x blocks accumulators in registers over every tap and every group of
+// 4 input channels; each weight load serves every pixel and each broadcast every block. The
+// lanes hold output channels, so the rescale (per-channel multipliers), output zero point
+// and clamp run on whole vectors and the outputs are stored as L bytes; no horizontal sums.
+//
+// Zero points: vpdpbusd multiplies unsigned by signed bytes, so x goes in as x + 128 (x xor
+// 0x80) and the kernel accumulates sum((x + o) * w) with o = 128 (0 for sdot). Each
+// workgroup first computes start = bias - (zx + o) * sum(w) per output channel (with the same
+// instruction and x = 1), so that start + sum((x + o) * w) = bias + sum((x - zx) * w). A tap
+// outside the image counts as x = zx (TFLite skips it: its term is 0), by a select in the
+// tiles at the image's border only.
+#include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <algorithm>
+
+#include "codegen_error.h"
+#include "emit_quantized.h"
+#include "emitters.h"
+#include "kiln/codegen/quantized_conv_plan.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+constexpr int64_t kMaxTilePixels = 8;
+
+// The target's dot-product step on L i32 lanes.
+class LaneDot {
+ public:
+  LaneDot(KernelBuilder& kb, int64_t lanes) : kb_(kb), ir_(kb.b()), lanes_(lanes) {
+    aarch64_ = kb.target().int8Dot == EmitTarget::Int8Dot::Sdot;
+    type_ = llvm::FixedVectorType::get(ir_.getInt32Ty(), unsigned(lanes));
+  }
+  llvm::FixedVectorType* type() const { return type_; }
+  int32_t offset() const { return aarch64_ ? 0 : 128; }
+
+  // Four bytes as one i32 repeated in every lane.
+  llvm::Value* broadcast(llvm::Value* word) { return ir_.CreateVectorSplat(unsigned(lanes_), word); }
+  // Four int8 values of x (from byte `index` of binding 0) as the dot step takes them.
+  llvm::Value* xWord(llvm::Value* index) {
+    llvm::Value* address = ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(0), index);
+    llvm::Value* word = ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
+    if (offset() != 0) word = ir_.CreateXor(word, ir_.getInt32(0x80808080u));
+    return word;
+  }
+  // acc + per lane the sum of the four products of x's and w's bytes.
+  llvm::Value* dot(llvm::Value* acc, llvm::Value* x, llvm::Value* w) {
+    if (aarch64_) {
+      auto* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), unsigned(lanes_ * 4));
+      return ir_.CreateIntrinsic(llvm::Intrinsic::aarch64_neon_sdot, {type_, bytes},
+                                 {acc, ir_.CreateBitCast(x, bytes), ir_.CreateBitCast(w, bytes)});
+    }
+    llvm::Intrinsic::ID id = lanes_ == 16  ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+                             : lanes_ == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                                           : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    return ir_.CreateIntrinsic(id, {}, {acc, x, w});
+  }
+
+ private:
+  KernelBuilder& kb_;
+  llvm::IRBuilder<>& ir_;
+  int64_t lanes_;
+  bool aarch64_ = false;
+  llvm::FixedVectorType* type_ = nullptr;
+};
+
+}  // namespace
+
+uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const QWindowShape g = qConvShape(d);
+  const int64_t L = d.weightPanel;
+  const EmitTarget::Int8Dot dotKind = kb.target().int8Dot;
+  const bool usable = (dotKind == EmitTarget::Int8Dot::Vnni && L <= 16 &&
+                       (L < 16 || kb.target().vectorLanes >= 16)) ||
+                      (dotKind == EmitTarget::Int8Dot::Sdot && L == 4);
+  if (!usable || int8OcLanes(d, L) != L)
+    fail("quantized kernel '" + d.name + "': weights packed in blocks of " + std::to_string(L) +
+         " output channels, which this target's kernels do not read");
+  LaneDot unit(kb, L);
+  llvm::Type* i8 = ir.getInt8Ty();
+  llvm::Type* i32 = ir.getInt32Ty();
+  llvm::FixedVectorType* v32 = unit.type();
+  auto* v8 = llvm::FixedVectorType::get(i8, unsigned(L));
+  auto splat = [&](int32_t value) { return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value))); };
+  auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
+    return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
+  };
+  const int64_t taps = g.KH * g.KW, groups = g.C / 4, blockCount = g.OC / L;
+  // The packed weights of block `block`, tap `tap`, input channels [4 c4, 4 c4 + 4).
+  auto weights = [&](llvm::Value* block, llvm::Value* tap, llvm::Value* c4) -> llvm::Value* {
+    llvm::Value* step = ir.CreateAdd(
+        ir.CreateMul(ir.CreateAdd(ir.CreateMul(block, kb.index(taps)), tap), kb.index(groups)), c4);
+    llvm::Value* address =
+        ir.CreateInBoundsGEP(i8, kb.bindingPointer(1), ir.CreateMul(step, kb.index(L * 4)));
+    return ir.CreateAlignedLoad(v32, address, llvm::Align(1));
+  };
+  const int32_t z = q.inputZeroPoint + unit.offset();  // x + o for x = zx, in [0, 255] or int8
+  const uint32_t zByte = uint32_t(z) & 0xFF;
+  llvm::Value* zWord = unit.broadcast(ir.getInt32(zByte * 0x01010101u));
+  const QRescale rescale = qMakeRescale(kb);
+
+  // start[oc] = bias[oc] - z * sum(w[oc]), per workgroup.
+  llvm::Value* starts = kb.local(llvm::ArrayType::get(i32, uint64_t(g.OC)), "starts");
+  llvm::Value* sumSlot = kb.local(v32, "wsum");
+  kb.forRange(0, blockCount, [&](llvm::Value* block) {
+    ir.CreateStore(splat(0), sumSlot);
+    llvm::Value* ones = unit.broadcast(ir.getInt32(0x01010101u));
+    kb.forRange(0, taps, [&](llvm::Value* tap) {
+      kb.forRange(0, groups, [&](llvm::Value* c4) {
+        ir.CreateStore(unit.dot(ir.CreateLoad(v32, sumSlot), ones, weights(block, tap, c4)), sumSlot);
+      });
+    });
+    llvm::Value* first = ir.CreateMul(block, kb.index(L));
+    llvm::Value* start = ir.CreateMul(ir.CreateLoad(v32, sumSlot), splat(-z));
+    if (d.inputs.size() == 3) start = ir.CreateAdd(start, loadWords(kb.bindingPointer(2), first));
+    ir.CreateAlignedStore(start, ir.CreateInBoundsGEP(i32, starts, first), llvm::Align(4));
+  });
+
+  const int64_t registers = kb.target().vectorRegisters;
+  const int64_t tileBlocks = std::min<int64_t>(blockCount, registers >= 32 ? 4 : 2);
+  const int64_t tilePixels =
+      std::min<int64_t>({g.OW, kMaxTilePixels, (registers - tileBlocks - 2) / tileBlocks});
+  // Accumulator slots of the largest tile (promoted to registers).
+  std::vector<llvm::Value*> slots;
+  for (int64_t i = 0; i < tileBlocks * tilePixels; ++i) slots.push_back(kb.local(v32, "acc"));
+
+  const int64_t rows = g.N * g.OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
+    llvm::Value *n = c[0], *oh = c[1];
+    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
+    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    llvm::Value* rowInterior =
+        ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
+                     ir.CreateICmpSLT(ihStart, kb.index(g.H - (g.KH - 1) * g.dh)));
+
+    // Output pixels [ow0, ow0 + pixels) x blocks [block0, block0 + blocks); `border`: some of
+    // their taps may lie outside the image.
+    auto tile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels,
+                    bool border) {
+      auto slot = [&](int64_t p, int64_t b) { return slots[size_t(p * tileBlocks + b)]; };
+      for (int64_t i = 0; i < pixels * blocks; ++i) ir.CreateStore(splat(0), slot(i / blocks, i % blocks));
+      std::vector<llvm::Value*> iwStart;
+      for (int64_t p = 0; p < pixels; ++p) {
+        iwStart.push_back(ir.CreateSub(
+            ir.CreateMul(ir.CreateAdd(ow0, kb.index(p)), kb.index(g.sw)), kb.index(g.pl)));
+      }
+      kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+        llvm::Value* rowInside = border ? qInside(kb, ih, g.H) : nullptr;
+        kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+          llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
+          // Each pixel's first input channel of this tap (pixel 0 of the image where the tap
+          // lies outside it) and whether it lies inside.
+          std::vector<llvm::Value*> xIndex, inside;
+          for (int64_t p = 0; p < pixels; ++p) {
+            llvm::Value* iw = ir.CreateAdd(iwStart[size_t(p)], ir.CreateMul(kw, kb.index(g.dw)));
+            llvm::Value* at = ir.CreateAdd(
+                xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));
+            if (border) {
+              inside.push_back(ir.CreateAnd(rowInside, qInside(kb, iw, g.W)));
+              at = ir.CreateSelect(inside.back(), at, xBatch);
+            }
+            xIndex.push_back(at);
+          }
+          kb.forRange(0, groups, [&](llvm::Value* c4) {
+            std::vector<llvm::Value*> w;
+            for (int64_t b = 0; b < blocks; ++b)
+              w.push_back(weights(ir.CreateAdd(block0, kb.index(b)), tap, c4));
+            for (int64_t p = 0; p < pixels; ++p) {
+              llvm::Value* x =
+                  unit.broadcast(unit.xWord(ir.CreateAdd(xIndex[size_t(p)], ir.CreateMul(c4, kb.index(4)))));
+              if (border) x = ir.CreateSelect(inside[size_t(p)], x, zWord);
+              for (int64_t b = 0; b < blocks; ++b) {
+                llvm::Value* s = slot(p, b);
+                ir.CreateStore(unit.dot(ir.CreateLoad(v32, s), x, w[size_t(b)]), s);
+              }
+            }
+          });
+        });
+      });
+      for (int64_t b = 0; b < blocks; ++b) {
+        llvm::Value* first = ir.CreateMul(ir.CreateAdd(block0, kb.index(b)), kb.index(L));
+        llvm::Value* start = loadWords(starts, first);
+        llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
+                                             : splat(q.multipliers[0]);
+        llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
+        for (int64_t p = 0; p < pixels; ++p) {
+          llvm::Value* acc = ir.CreateAdd(ir.CreateLoad(v32, slot(p, b)), start);
+          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s), splat(q.outputZeroPoint));
+          y = qClampLanes(kb, y, q.actMin, q.actMax);
+          llvm::Value* pixel = ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)),
+                                            ir.CreateAdd(ow0, kb.index(p)));
+          llvm::Value* out = ir.CreateAdd(ir.CreateMul(pixel, kb.index(g.OC)), first);
+          ir.CreateAlignedStore(ir.CreateTrunc(y, v8),
+                                ir.CreateInBoundsGEP(i8, kb.bindingPointer(kb.outputBinding()), out),
+                                llvm::Align(1));
+        }
+      }
+    };
+    // A tile at its place: without the border selects where every tap lies inside the image.
+    auto placedTile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels) {
+      llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(g.sw)), kb.index(g.pl));
+      llvm::Value* last = ir.CreateAdd(first, kb.index((pixels - 1) * g.sw + (g.KW - 1) * g.dw));
+      llvm::Value* interior =
+          ir.CreateAnd(rowInterior, ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)),
+                                                 ir.CreateICmpSLT(last, kb.index(g.W))));
+      kb.ifThen(interior, [&] { tile(block0, blocks, ow0, pixels, false); });
+      kb.ifThen(ir.CreateNot(interior), [&] { tile(block0, blocks, ow0, pixels, true); });
+    };
+    // Every pixel tile of the row for the blocks [block0, block0 + blocks).
+    auto rowOfTiles = [&](llvm::Value* block0, int64_t blocks) {
+      kb.forRange(0, g.OW / tilePixels, [&](llvm::Value* t) {
+        placedTile(block0, blocks, ir.CreateMul(t, kb.index(tilePixels)), tilePixels);
+      });
+      if (g.OW % tilePixels != 0)
+        placedTile(block0, blocks, kb.index(g.OW / tilePixels * tilePixels), g.OW % tilePixels);
+    };
+    kb.forRange(0, blockCount / tileBlocks, [&](llvm::Value* group) {
+      rowOfTiles(ir.CreateMul(group, kb.index(tileBlocks)), tileBlocks);
+    });
+    if (blockCount % tileBlocks != 0)
+      rowOfTiles(kb.index(blockCount / tileBlocks * tileBlocks), blockCount % tileBlocks);
+  });
+  return workgroupsFor(rows, g.OW * g.OC * taps * g.C);
+}
+
+}  // namespace kiln::codegen::detail
