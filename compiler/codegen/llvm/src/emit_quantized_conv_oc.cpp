@@ -135,6 +135,8 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   // Accumulator slots of the largest tile (promoted to registers).
   std::vector<llvm::Value*> slots;
   for (int64_t i = 0; i < tileBlocks * tilePixels; ++i) slots.push_back(kb.local(v32, "acc"));
+  llvm::Value* results =
+      kb.local(llvm::ArrayType::get(v32, uint64_t(tileBlocks * tilePixels)), "results");
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -191,27 +193,44 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
           });
         });
       });
+      // The rescale in a loop over the tile's pixels, kept rolled (one copy of its code per
+      // block of the tile shape, not one per accumulator).
+      for (int64_t i = 0; i < pixels * blocks; ++i) {
+        ir.CreateStore(ir.CreateLoad(v32, slot(i / blocks, i % blocks)),
+                       ir.CreateInBoundsGEP(v32, results, kb.index(i)));
+      }
+      std::vector<llvm::Value*> first, start, m, s;
       for (int64_t b = 0; b < blocks; ++b) {
-        llvm::Value* first = ir.CreateMul(ir.CreateAdd(block0, kb.index(b)), kb.index(L));
-        llvm::Value* start = loadWords(starts, first);
-        llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
-                                             : splat(q.multipliers[0]);
-        llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
-        for (int64_t p = 0; p < pixels; ++p) {
-          llvm::Value* acc = ir.CreateAdd(ir.CreateLoad(v32, slot(p, b)), start);
-          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s), splat(q.outputZeroPoint));
+        first.push_back(ir.CreateMul(ir.CreateAdd(block0, kb.index(b)), kb.index(L)));
+        start.push_back(loadWords(starts, first.back()));
+        m.push_back(rescale.multipliers ? loadWords(rescale.multipliers, first.back())
+                                        : splat(q.multipliers[0]));
+        s.push_back(rescale.shifts ? loadWords(rescale.shifts, first.back()) : splat(q.shifts[0]));
+      }
+      kb.forRange(kb.index(0), kb.index(pixels), [&](llvm::Value* p) {
+        llvm::Value* pixel = ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ir.CreateAdd(ow0, p));
+        for (int64_t b = 0; b < blocks; ++b) {
+          llvm::Value* at = ir.CreateAdd(ir.CreateMul(p, kb.index(blocks)), kb.index(b));
+          llvm::Value* acc = ir.CreateAdd(
+              ir.CreateLoad(v32, ir.CreateInBoundsGEP(v32, results, at)), start[size_t(b)]);
+          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m[size_t(b)], s[size_t(b)]),
+                                        splat(q.outputZeroPoint));
           y = qClampLanes(kb, y, q.actMin, q.actMax);
-          llvm::Value* pixel = ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)),
-                                            ir.CreateAdd(ow0, kb.index(p)));
-          llvm::Value* out = ir.CreateAdd(ir.CreateMul(pixel, kb.index(g.OC)), first);
+          llvm::Value* out = ir.CreateAdd(ir.CreateMul(pixel, kb.index(g.OC)), first[size_t(b)]);
           ir.CreateAlignedStore(ir.CreateTrunc(y, v8),
                                 ir.CreateInBoundsGEP(i8, kb.bindingPointer(kb.outputBinding()), out),
                                 llvm::Align(1));
         }
-      }
+      }, /*unroll=*/false);
     };
-    // A tile at its place: without the border selects where every tap lies inside the image.
+    // A tile at its place: without the border selects where every tap lies inside the image
+    // (everywhere, without padding: a valid window never leaves the image).
+    const bool padded = d.pads[0] != 0 || d.pads[1] != 0 || d.pads[2] != 0 || d.pads[3] != 0;
     auto placedTile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels) {
+      if (!padded) {
+        tile(block0, blocks, ow0, pixels, false);
+        return;
+      }
       llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(g.sw)), kb.index(g.pl));
       llvm::Value* last = ir.CreateAdd(first, kb.index((pixels - 1) * g.sw + (g.KW - 1) * g.dw));
       llvm::Value* interior =
