@@ -13,7 +13,11 @@
 //     plain-aarch64 objects do not.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <random>
@@ -272,11 +276,17 @@ std::vector<TargetConfig> runnableVnniTargets() {
 
 // The problem with its weights packed for the kernel on `t` (as packConvWeights does).
 Problem packedForLanes(Problem p, const TargetConfig& t) {
-  const int64_t lanes = int8OcLanes(p.desc, int8OcTargetLanes(t));
+  const int64_t lanes = int8OcLanes(p.desc, int8OcTargetLanes(t), true);
   EXPECT_GT(lanes, 0) << "the kernel takes the case on " << t.cpu;
   const std::vector<int64_t>& ws = p.desc.inputs[1].shape;
-  p.w = packInt8OcWeights(p.w, ws[0], ws[1] * ws[2], ws[3], lanes);
-  p.desc.weightLayout = ConvWeights::Int8OcBlocks;
+  const int64_t rowBytes = int8OcRowBytes(p.desc);
+  if (rowBytes > 0) {
+    p.w = packInt8OcRowWeights(p.w, ws[0], ws[1], ws[2] * ws[3], rowBytes, lanes);
+    p.desc.weightLayout = ConvWeights::Int8OcRowBlocks;
+  } else {
+    p.w = packInt8OcWeights(p.w, ws[0], ws[1] * ws[2], ws[3], lanes);
+    p.desc.weightLayout = ConvWeights::Int8OcBlocks;
+  }
   p.desc.weightPanel = lanes;
   return p;
 }
@@ -286,13 +296,18 @@ Problem packedForLanes(Problem p, const TargetConfig& t) {
 void checkOcCase(const Problem& problem, int64_t wantLanesAvx512) {
   std::vector<TargetConfig> targets = runnableVnniTargets();
   if (targets.empty()) GTEST_SKIP() << "this CPU has no VNNI";
-  EXPECT_EQ(int8OcLanes(problem.desc, 16), wantLanesAvx512);
+  EXPECT_EQ(int8OcLanes(problem.desc, 16, true), wantLanesAvx512);
   for (const TargetConfig& t : targets) {
     Problem p = packedForLanes(problem, t);
     for (bool corrected : {false, true}) {
       if (corrected) p.addCorrections();
-      EXPECT_EQ(run(p.desc, p.inputs(), t), p.want)
-          << t.cpu << t.features << (corrected ? ", with the correction" : "");
+      std::vector<int8_t> got = run(p.desc, p.inputs(), t);
+      ASSERT_EQ(got.size(), p.want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(int(got[i]), int(p.want[i]))
+            << t.cpu << t.features << (corrected ? ", with the correction" : "") << ": element "
+            << i << " (pixel " << i / size_t(p.desc.output.shape[3]) << ", channel "
+            << i % size_t(p.desc.output.shape[3]) << ")";
     }
   }
 }
@@ -322,6 +337,55 @@ TEST(QuantizedConvOc, ExtremeValues) {
               16);
 }
 
+TEST(QuantizedConvOc, RowSpansOfStems) {
+  // Image stems: 3x3 stride 2 on RGB (TFLite SAME: padding at the bottom and right; spans of
+  // 9 bytes read as 12), a keyword-spotting 10x4 stride 2 on one channel (4-byte spans, no
+  // padding bytes), 7x7 stride 2 pad 3 (21 bytes as 24), and 6 channels dilated by rows only.
+  checkOcCase(convProblem({15, 14, 3, 8, 3, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, -1, true, true}), 8);
+  checkOcCase(convProblem({13, 10, 1, 64, 10, 4, {2, 2}, {1, 1}, {4, 1, 5, 1}, 83, true, true}), 16);
+  checkOcCase(convProblem({12, 19, 3, 32, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, -128, false, true}), 16);
+  checkOcCase(convProblem({10, 9, 6, 16, 3, 3, {1, 1}, {2, 1}, {2, 1, 2, 1}, 7, true, true}), 16);
+}
+// `bytes` placed so that they end where an inaccessible page begins: a read past them faults.
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(const std::vector<int8_t>& bytes) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_ = (bytes.size() + page - 1) / page * page + page;
+    base_ = static_cast<uint8_t*>(
+        mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    EXPECT_NE(base_, MAP_FAILED);
+    EXPECT_EQ(mprotect(base_ + size_ - page, page, PROT_NONE), 0);
+    data_ = base_ + size_ - page - bytes.size();
+    std::memcpy(data_, bytes.data(), bytes.size());
+  }
+  ~GuardedBytes() { munmap(base_, size_); }
+  const void* data() const { return data_; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+TEST(QuantizedConvOc, RowSpansReadingToTheInputsEnd) {
+  // No padding: every tile is interior except where the last span's padding bytes would be
+  // read past the input (the last pixel of the last row): the border path there. The input
+  // ends at an inaccessible page.
+  for (int64_t w : {8, 7}) {
+    Problem p = convProblem({6, w, 3, 16, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, 5, true, true});
+    for (const TargetConfig& t : runnableVnniTargets()) {
+      Problem packed = packedForLanes(p, t);
+      GuardedBytes x(packed.x);
+      std::vector<const void*> inputs = packed.inputs();
+      inputs[0] = x.data();
+      EXPECT_EQ(run(packed.desc, inputs, t), p.want) << t.cpu << t.features << ", width " << w;
+    }
+  }
+  checkOcCase(convProblem({5, 7, 3, 16, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, 5, true, true}, -128),
+              16);
+}
+
 TEST(QuantizedConvOc, TakesOnlyWhatItReads) {
   Problem p = convProblem({6, 7, 8, 32, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -7, true, true});
   EXPECT_EQ(int8OcTargetLanes(target("x86_64-v4", "+avx512vnni")), 16);
@@ -331,9 +395,13 @@ TEST(QuantizedConvOc, TakesOnlyWhatItReads) {
   EXPECT_EQ(int8OcTargetLanes(target("aarch64")), 0);
   EXPECT_EQ(int8OcTargetLanes(target("cortex-m4")), 0);
   Problem stem = convProblem({9, 9, 3, 8, 3, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1, true, true});
-  EXPECT_EQ(int8OcLanes(stem.desc, 16), 0) << "C = 3";
+  EXPECT_EQ(int8OcLanes(stem.desc, 16, true), 8) << "C = 3: row spans";
+  EXPECT_EQ(int8OcRowBytes(stem.desc), 12);
+  EXPECT_EQ(int8OcLanes(stem.desc, 16, false), 0) << "C = 3 without growing constants";
+  Problem dilated = convProblem({9, 9, 3, 8, 3, 3, {1, 1}, {1, 2}, {0, 0, 0, 0}, 1, true, true});
+  EXPECT_EQ(int8OcLanes(dilated.desc, 16, true), 0) << "C = 3, taps apart along the row";
   Problem odd = convProblem({5, 5, 8, 6, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, true, true});
-  EXPECT_EQ(int8OcLanes(odd.desc, 16), 0) << "OC = 6";
+  EXPECT_EQ(int8OcLanes(odd.desc, 16, true), 0) << "OC = 6";
   // Weights packed for the kernel, generated for a target without it: a clear error.
   Problem packed = packedForLanes(p, target("x86_64-v4", "+avx512vnni"));
   try {

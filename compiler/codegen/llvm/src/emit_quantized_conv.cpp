@@ -228,7 +228,9 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
 }  // namespace
 
 uint32_t emitQuantizedConv(KernelBuilder& kb) {
-  if (kb.desc().weightLayout == ConvWeights::Int8OcBlocks) return emitQuantizedConvOc(kb);
+  const ConvWeights layout = kb.desc().weightLayout;
+  if (layout == ConvWeights::Int8OcBlocks || layout == ConvWeights::Int8OcRowBlocks)
+    return emitQuantizedConvOc(kb);
   if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
   if (quantizedConvByPixelApplies(kb)) return emitQuantizedConvByPixel(kb);
   if (quantizedDepthwiseByChannelsApplies(kb)) return emitQuantizedDepthwiseByChannels(kb);

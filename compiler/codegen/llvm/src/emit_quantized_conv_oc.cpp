@@ -22,6 +22,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "codegen_error.h"
 #include "emit_quantized.h"
@@ -85,7 +86,12 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   const bool usable = (dotKind == EmitTarget::Int8Dot::Vnni && L <= 16 &&
                        (L < 16 || kb.target().vectorLanes >= 16)) ||
                       (dotKind == EmitTarget::Int8Dot::Sdot && L == 4);
-  if (!usable || int8OcLanes(d, L) != L)
+  // The reduction: per kernel row, `spans` spans of contiguous bytes of x, each `words`
+  // words of 4 bytes: one tap's C channels, or with row spans the row's KW * C bytes padded
+  // to R (zero weights past KW * C).
+  const bool rowSpans = d.weightLayout == ConvWeights::Int8OcRowBlocks;
+  const int64_t rowBytes = int8OcRowBytes(d);
+  if (!usable || int8OcLanes(d, L, true) != L || rowSpans != (rowBytes > 0))
     fail("quantized kernel '" + d.name + "': weights packed in blocks of " + std::to_string(L) +
          " output channels, which this target's kernels do not read");
   LaneDot unit(kb, L);
@@ -97,11 +103,16 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
     return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
   };
-  const int64_t taps = g.KH * g.KW, groups = g.C / 4, blockCount = g.OC / L;
-  // The packed weights of block `block`, tap `tap`, input channels [4 c4, 4 c4 + 4).
-  auto weights = [&](llvm::Value* block, llvm::Value* tap, llvm::Value* c4) -> llvm::Value* {
+  const int64_t spans = rowSpans ? 1 : g.KW;
+  const int64_t words = (rowSpans ? rowBytes : g.C) / 4;
+  const int64_t rowTaps = g.KW * g.C;  // the bytes of a row span that have weights
+  const int64_t blockCount = g.OC / L;
+  // The packed weights of block `block`, span `span` (kh * spans + s), word `word`.
+  auto weights = [&](llvm::Value* block, llvm::Value* span, llvm::Value* word) -> llvm::Value* {
     llvm::Value* step = ir.CreateAdd(
-        ir.CreateMul(ir.CreateAdd(ir.CreateMul(block, kb.index(taps)), tap), kb.index(groups)), c4);
+        ir.CreateMul(ir.CreateAdd(ir.CreateMul(block, kb.index(g.KH * spans)), span),
+                     kb.index(words)),
+        word);
     llvm::Value* address =
         ir.CreateInBoundsGEP(i8, kb.bindingPointer(1), ir.CreateMul(step, kb.index(L * 4)));
     return ir.CreateAlignedLoad(v32, address, llvm::Align(1));
@@ -117,10 +128,9 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   kb.forRange(0, blockCount, [&](llvm::Value* block) {
     ir.CreateStore(splat(0), sumSlot);
     llvm::Value* ones = unit.broadcast(ir.getInt32(0x01010101u));
-    kb.forRange(0, taps, [&](llvm::Value* tap) {
-      kb.forRange(0, groups, [&](llvm::Value* c4) {
-        ir.CreateStore(unit.dot(ir.CreateLoad(v32, sumSlot), ones, weights(block, tap, c4)), sumSlot);
-      });
+    kb.forRange(0, g.KH * spans * words, [&](llvm::Value* word) {
+      ir.CreateStore(unit.dot(ir.CreateLoad(v32, sumSlot), ones, weights(block, kb.index(0), word)),
+                     sumSlot);
     });
     llvm::Value* first = ir.CreateMul(block, kb.index(L));
     llvm::Value* start = ir.CreateMul(ir.CreateLoad(v32, sumSlot), splat(-z));
@@ -162,34 +172,66 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
       kb.forRange(0, g.KH, [&](llvm::Value* kh) {
         llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
         llvm::Value* rowInside = border ? qInside(kb, ih, g.H) : nullptr;
-        kb.forRange(0, g.KW, [&](llvm::Value* kw) {
-          llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
-          // Each pixel's first input channel of this tap (pixel 0 of the image where the tap
-          // lies outside it) and whether it lies inside.
+        kb.forRange(0, spans, [&](llvm::Value* span) {
+          llvm::Value* spanIndex = ir.CreateAdd(ir.CreateMul(kh, kb.index(spans)), span);
+          // Each pixel's first byte of the span (pixel 0 of the image where a tap's span lies
+          // outside it) and, at the border, whether the tap lies inside.
           std::vector<llvm::Value*> xIndex, inside;
           for (int64_t p = 0; p < pixels; ++p) {
-            llvm::Value* iw = ir.CreateAdd(iwStart[size_t(p)], ir.CreateMul(kw, kb.index(g.dw)));
+            llvm::Value* iw = ir.CreateAdd(iwStart[size_t(p)], ir.CreateMul(span, kb.index(g.dw)));
             llvm::Value* at = ir.CreateAdd(
                 xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));
-            if (border) {
+            if (border && !rowSpans) {
               inside.push_back(ir.CreateAnd(rowInside, qInside(kb, iw, g.W)));
               at = ir.CreateSelect(inside.back(), at, xBatch);
             }
             xIndex.push_back(at);
           }
-          kb.forRange(0, groups, [&](llvm::Value* c4) {
+          // Adds the products of word `word` of the span, x given per pixel.
+          auto step = [&](llvm::Value* word, const std::function<llvm::Value*(int64_t)>& xOf) {
             std::vector<llvm::Value*> w;
             for (int64_t b = 0; b < blocks; ++b)
-              w.push_back(weights(ir.CreateAdd(block0, kb.index(b)), tap, c4));
+              w.push_back(weights(ir.CreateAdd(block0, kb.index(b)), spanIndex, word));
             for (int64_t p = 0; p < pixels; ++p) {
-              llvm::Value* x =
-                  unit.broadcast(unit.xWord(ir.CreateAdd(xIndex[size_t(p)], ir.CreateMul(c4, kb.index(4)))));
-              if (border) x = ir.CreateSelect(inside[size_t(p)], x, zWord);
+              llvm::Value* x = xOf(p);
               for (int64_t b = 0; b < blocks; ++b) {
                 llvm::Value* s = slot(p, b);
                 ir.CreateStore(unit.dot(ir.CreateLoad(v32, s), x, w[size_t(b)]), s);
               }
             }
+          };
+          auto wordAt = [&](int64_t p, llvm::Value* word) {
+            return unit.xWord(ir.CreateAdd(xIndex[size_t(p)], ir.CreateMul(word, kb.index(4))));
+          };
+          if (border && rowSpans) {
+            // Byte by byte: byte e of a row span belongs to tap e / C, inside or not.
+            for (int64_t word = 0; word < words; ++word) {
+              step(kb.index(word), [&](int64_t p) {
+                llvm::Value* value = ir.getInt32(0);
+                for (int64_t j = 0; j < 4; ++j) {
+                  const int64_t e = word * 4 + j;
+                  llvm::Value* byte = ir.getInt32(zByte);
+                  if (e < rowTaps) {
+                    llvm::Value* in = ir.CreateAnd(
+                        rowInside, qInside(kb, ir.CreateAdd(iwStart[size_t(p)], kb.index(e / g.C)), g.W));
+                    llvm::Value* at =
+                        ir.CreateSelect(in, ir.CreateAdd(xIndex[size_t(p)], kb.index(e)), xBatch);
+                    llvm::Value* x = ir.CreateZExt(kb.load(0, ElemType::I8, at), i32);
+                    if (unit.offset() != 0) x = ir.CreateXor(x, ir.getInt32(0x80));
+                    byte = ir.CreateSelect(in, x, byte);
+                  }
+                  value = ir.CreateOr(value, ir.CreateShl(byte, uint64_t(8 * j)));
+                }
+                return unit.broadcast(value);
+              });
+            }
+            return;
+          }
+          kb.forRange(0, words, [&](llvm::Value* word) {
+            step(word, [&](int64_t p) {
+              llvm::Value* x = unit.broadcast(wordAt(p, word));
+              return border ? ir.CreateSelect(inside[size_t(p)], x, zWord) : x;
+            });
           });
         });
       });
@@ -225,9 +267,12 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
     };
     // A tile at its place: without the border selects where every tap lies inside the image
     // (everywhere, without padding: a valid window never leaves the image).
+    // Row spans padded past their taps read up to 3 bytes beyond the last one: the tiles
+    // whose last span would end past the input take the border path too.
+    const bool overreads = rowSpans && rowBytes > rowTaps;
     const bool padded = d.pads[0] != 0 || d.pads[1] != 0 || d.pads[2] != 0 || d.pads[3] != 0;
     auto placedTile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels) {
-      if (!padded) {
+      if (!padded && !overreads) {
         tile(block0, blocks, ow0, pixels, false);
         return;
       }
@@ -236,6 +281,16 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
       llvm::Value* interior =
           ir.CreateAnd(rowInterior, ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)),
                                                  ir.CreateICmpSLT(last, kb.index(g.W))));
+      if (overreads) {
+        llvm::Value* lastSpan = ir.CreateAdd(
+            xBatch,
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ihStart, kb.index((g.KH - 1) * g.dh)),
+                                                   kb.index(g.W)),
+                                      ir.CreateSub(last, kb.index(g.KW - 1))),
+                         kb.index(g.C)));
+        interior = ir.CreateAnd(interior, ir.CreateICmpSLE(ir.CreateAdd(lastSpan, kb.index(rowBytes)),
+                                                           kb.index(g.N * g.H * g.W * g.C)));
+      }
       kb.ifThen(interior, [&] { tile(block0, blocks, ow0, pixels, false); });
       kb.ifThen(ir.CreateNot(interior), [&] { tile(block0, blocks, ow0, pixels, true); });
     };
@@ -253,7 +308,7 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
     if (blockCount % tileBlocks != 0)
       rowOfTiles(kb.index(blockCount / tileBlocks * tileBlocks), blockCount % tileBlocks);
   });
-  return workgroupsFor(rows, g.OW * g.OC * taps * g.C);
+  return workgroupsFor(rows, g.OW * g.OC * g.KH * g.KW * g.C);
 }
 
 }  // namespace kiln::codegen::detail

@@ -29,10 +29,12 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
   for (size_t i = 0; i < kernels.size(); ++i) {
     KernelDesc& desc = kernels[i];
     if (desc.weightLayout != ConvWeights::Oihw) continue;
-    const int64_t int8OcBlock = int8OcLanes(desc, int8Lanes);
+    const int64_t int8OcBlock = int8OcLanes(desc, int8Lanes, mayGrowConstants);
     if (desc.kind != KernelKind::Conv && int8OcBlock == 0) continue;
-    ConvWeights layout = int8OcBlock > 0 ? ConvWeights::Int8OcBlocks
-                                         : chooseConvWeights(desc, unit, mayGrowConstants);
+    const int64_t int8RowBytes = int8OcBlock > 0 ? int8OcRowBytes(desc) : 0;
+    ConvWeights layout = int8OcBlock == 0 ? chooseConvWeights(desc, unit, mayGrowConstants)
+                         : int8RowBytes > 0 ? ConvWeights::Int8OcRowBlocks
+                                            : ConvWeights::Int8OcBlocks;
     if (layout == ConvWeights::Oihw) continue;
     // The weights: the dispatch's second operand, a constant only this dispatch reads.
     ir::Binding* weights = nullptr;
@@ -42,14 +44,21 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
     if (!weights || weights->ref.space != ir::Space::Constants) continue;
     if (reads[weights->ref.index] != 1 || weights->ref.index >= graph.constants.size()) continue;
     ir::ConstantEntry& constant = graph.constants[weights->ref.index];
-    if (layout == ConvWeights::Int8OcBlocks) {
+    if (int8OcBlock > 0) {
       const std::vector<int64_t>& ws = desc.inputs[1].shape;  // [OC, KH, KW, C]
       const uint64_t bytes = uint64_t(ws[0] * ws[1] * ws[2] * ws[3]);
       if (weights->ref.offset != 0 || weights->ref.length != bytes || constant.bytes.size() != bytes)
         continue;
       std::vector<int8_t> values(constant.bytes.begin(), constant.bytes.end());
-      std::vector<int8_t> blocks = packInt8OcWeights(values, ws[0], ws[1] * ws[2], ws[3], int8OcBlock);
-      std::memcpy(constant.bytes.data(), blocks.data(), bytes);
+      std::vector<int8_t> blocks =
+          int8RowBytes > 0
+              ? packInt8OcRowWeights(values, ws[0], ws[1], ws[2] * ws[3], int8RowBytes, int8OcBlock)
+              : packInt8OcWeights(values, ws[0], ws[1] * ws[2], ws[3], int8OcBlock);
+      // Row spans are larger: the constants are laid out again below.
+      constant.bytes.assign(reinterpret_cast<const uint8_t*>(blocks.data()),
+                            reinterpret_cast<const uint8_t*>(blocks.data()) + blocks.size());
+      weights->ref.length = constant.bytes.size();
+      grown = grown || constant.bytes.size() != bytes;
       desc.weightLayout = layout;
       desc.weightPanel = int8OcBlock;
       ++packed;
@@ -111,6 +120,7 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
       }
       case ConvWeights::Oihw:
       case ConvWeights::Int8OcBlocks:  // packed above
+      case ConvWeights::Int8OcRowBlocks:
         continue;
     }
     desc.weightLayout = layout;

@@ -150,6 +150,8 @@ enum class ConvWeights : uint8_t {
   // Quantized Conv: int8 blocks of weightPanel output channels x 4 input channels
   // (quantized_conv_plan.h, emit_quantized_conv_oc.cpp).
   Int8OcBlocks,
+  // The same over whole kernel rows (C not a multiple of 4; quantized_conv_plan.h).
+  Int8OcRowBlocks,
 };
 
 struct KernelDesc {

@@ -10,6 +10,14 @@
 //   packed[(((block * taps + tap) * (C / 4) + c4) * L + lane) * 4 + j]
 //     = w[block * L + lane][kh][kw][c4 * 4 + j]          (w: the model's OHWI weights)
 // The same bytes count as OHWI (C and OC are multiples of 4 and of L).
+//
+// Row spans: where C is not a multiple of 4 (the first layer of an image model, C = 1..3)
+// but a kernel row's KW taps are contiguous in x (dilation 1), the kernel reduces over whole
+// kernel rows instead, KW * C bytes rounded up to R (a multiple of 4) with zero weights past
+// KW * C:
+//   packed[(((block * KH + kh) * (R / 4) + r4) * L + lane) * 4 + j]
+//     = w[block * L + lane][kh][e / C][e % C] for e = r4 * 4 + j < KW * C, else 0.
+// These are larger than OHWI (OC x KH x R bytes), so only with constants allowed to grow.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +35,19 @@ int64_t int8OcTargetLanes(const TargetConfig& target);
 
 // The lanes L the kernel uses for `desc` with at most `targetLanes` (int8OcTargetLanes), or 0
 // where it does not take the convolution: it needs an int8 Conv of groups 1 with int8 output,
-// i32 or no bias, C a multiple of 4 and OC of 4 (L: the largest of 16, 8, 4 dividing OC).
-int64_t int8OcLanes(const KernelDesc& desc, int64_t targetLanes);
+// i32 or no bias, OC a multiple of 4 (L: the largest of 16, 8, 4 dividing OC), and C a
+// multiple of 4 or row spans (int8OcRowBytes) where `mayGrowConstants`.
+int64_t int8OcLanes(const KernelDesc& desc, int64_t targetLanes, bool mayGrowConstants);
+
+// R, the bytes of a kernel row's span, where the kernel reduces over row spans (C not a
+// multiple of 4, dilation 1 along the width, R at most 64); 0 where it reduces tap by tap.
+int64_t int8OcRowBytes(const KernelDesc& desc);
 
 // OHWI weights [oc][taps][c] in the packed order above (L = lanes).
 std::vector<int8_t> packInt8OcWeights(const std::vector<int8_t>& ohwi, int64_t oc, int64_t taps,
                                       int64_t c, int64_t lanes);
+// OHWI weights [oc][kh][kw * c] in the row-span order above (R = rowBytes).
+std::vector<int8_t> packInt8OcRowWeights(const std::vector<int8_t>& ohwi, int64_t oc, int64_t kh,
+                                         int64_t kwc, int64_t rowBytes, int64_t lanes);
 
 }  // namespace kiln::codegen
