@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "kiln/codegen/target_config.h"
 #include "kiln/ir/quant_math.h"
 #include "kiln/support/diagnostics.h"
 #include "quantized_reference.h"
@@ -212,6 +213,30 @@ TEST(QuantizedKernels, AddInt8Broadcast) {
   std::vector<int8_t> a = randomInts<int8_t>(48, 1, -128, 127), b = randomInts<int8_t>(8, 2, -128, 127);
   std::vector<int8_t> got = run<int8_t>(d, {a.data(), b.data()});
   for (size_t i = 0; i < 48; ++i) ASSERT_EQ(got[i], refAdd(a[i], b[i % 8], q, false)) << i;
+}
+
+TEST(QuantizedKernels, AddWithoutBroadcastOnEveryVectorWidth) {
+  // The loop LLVM vectorises (inputs of the output's shape), 45 elements (no vector width
+  // divides them), on SSE4.2, AVX2, AVX-512 where this machine runs them, every split.
+  KernelDesc d = quantKernel(QuantOp::Add, {{ElemType::I8, {3, 15}}, {ElemType::I8, {3, 15}}},
+                             {ElemType::I8, {3, 15}});
+  QuantDesc& q = d.quant;
+  q.inputZeroPoint = -128, q.input2ZeroPoint = 127, q.outputZeroPoint = 5, q.leftShift = 20;
+  q.input1Multiplier = 1900000000, q.input1Shift = -1;
+  q.input2Multiplier = 1073741824, q.input2Shift = 0;
+  q.multipliers = {1288490189}, q.shifts = {-19};
+  q.actMin = -110, q.actMax = 127;
+  std::vector<int8_t> a = randomInts<int8_t>(45, 41, -128, 127), b = randomInts<int8_t>(45, 42, -128, 127);
+  std::vector<std::string> targets = {"x86_64"};
+  for (const std::string& t : testing::runnableVectorTargets()) targets.push_back(t);
+  for (const std::string& name : targets) {
+    TargetRequest request;
+    request.name = name;
+    std::vector<int8_t> got = testing::runEverySplit<int8_t>(
+        generateKernels({d}, resolveTarget(request)).bytes, d, {a.data(), b.data()});
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], refAdd(a[i], b[i], q, false)) << name << ", element " << i;
+  }
 }
 
 TEST(QuantizedKernels, SubInt16) {
