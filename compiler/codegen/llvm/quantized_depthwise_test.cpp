@@ -40,33 +40,12 @@ struct DepthwiseCase {
   bool bias, perChannel;
 };
 
-struct Problem {
-  KernelDesc desc;
-  std::vector<int8_t> x, w;
-  std::vector<int32_t> b;
-  std::vector<int8_t> want;
-  std::vector<const void*> inputs() const {
-    std::vector<const void*> v = {x.data(), w.data()};
-    if (!b.empty()) v.push_back(b.data());
-    return v;
-  }
-  // -zx * sum(w) per channel, as the lowering computes it for constant weights.
-  void addCorrections() {
-    const int64_t channels = desc.output.shape.back();
-    desc.quant.zeroPointCorrection.assign(size_t(channels), 0);
-    for (size_t i = 0; i < w.size(); ++i) {
-      int32_t& slot = desc.quant.zeroPointCorrection[i % size_t(channels)];
-      slot = int32_t(uint32_t(slot) + uint32_t(-desc.quant.inputZeroPoint) * uint32_t(int32_t(w[i])));
-    }
-  }
-};
+using Problem = testing::QuantProblem;
 
-// `fill`: every activation this value and every weight `fillW` instead of random ones.
+// `fill`: every activation fill->first and every weight fill->second instead of random ones.
 Problem depthwiseProblem(const DepthwiseCase& t, std::optional<std::pair<int8_t, int8_t>> fill = {}) {
-  const int64_t oh =
-      (t.h + t.pads[0] + t.pads[2] - ((t.kh - 1) * t.dilations[0] + 1)) / t.strides[0] + 1;
-  const int64_t ow =
-      (t.w + t.pads[1] + t.pads[3] - ((t.kw - 1) * t.dilations[1] + 1)) / t.strides[1] + 1;
+  const int64_t oh = testing::refWindowOutput(t.h, t.kh, t.strides[0], t.dilations[0], t.pads[0], t.pads[2]);
+  const int64_t ow = testing::refWindowOutput(t.w, t.kw, t.strides[1], t.dilations[1], t.pads[1], t.pads[3]);
   Problem p;
   KernelDesc& d = p.desc;
   d.kind = KernelKind::Quantized;

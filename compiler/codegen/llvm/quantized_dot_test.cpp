@@ -126,28 +126,7 @@ struct ConvCase {
   bool bias, perChannel;
 };
 
-struct Problem {
-  KernelDesc desc;
-  std::vector<int8_t> x, w;
-  std::vector<int32_t> b;
-  std::vector<int8_t> want;
-  std::vector<const void*> inputs() const {
-    std::vector<const void*> v = {x.data(), w.data()};
-    if (!b.empty()) v.push_back(b.data());
-    return v;
-  }
-  // -zx * sum(w) per output channel, as the lowering computes it for constant weights.
-  void addCorrections() {
-    const int64_t channels = desc.output.shape.back();
-    const int64_t per = int64_t(w.size()) / channels;
-    desc.quant.zeroPointCorrection.clear();
-    for (int64_t o = 0; o < channels; ++o) {
-      uint32_t sum = 0;
-      for (int64_t i = 0; i < per; ++i) sum += uint32_t(int32_t(w[size_t(o * per + i)]));
-      desc.quant.zeroPointCorrection.push_back(int32_t(uint32_t(-desc.quant.inputZeroPoint) * sum));
-    }
-  }
-};
+using Problem = testing::QuantProblem;
 
 void setRescale(QuantDesc& q, int64_t channels, bool perChannel, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -168,10 +147,8 @@ int8_t finish(int32_t acc, const QuantDesc& q, int64_t channel) {
 
 // `fill`: every activation and weight this value instead of random ones.
 Problem convProblem(const ConvCase& t, std::optional<int8_t> fill = std::nullopt) {
-  const int64_t oh =
-      (t.h + t.pads[0] + t.pads[2] - ((t.kh - 1) * t.dilations[0] + 1)) / t.strides[0] + 1;
-  const int64_t ow =
-      (t.w + t.pads[1] + t.pads[3] - ((t.kw - 1) * t.dilations[1] + 1)) / t.strides[1] + 1;
+  const int64_t oh = testing::refWindowOutput(t.h, t.kh, t.strides[0], t.dilations[0], t.pads[0], t.pads[2]);
+  const int64_t ow = testing::refWindowOutput(t.w, t.kw, t.strides[1], t.dilations[1], t.pads[1], t.pads[3]);
   Problem p;
   KernelDesc& d = p.desc;
   d.kind = KernelKind::Quantized;

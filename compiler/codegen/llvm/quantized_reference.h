@@ -1,11 +1,15 @@
 // TFLite's fixed-point rescale written out independently for the quantized kernel tests
 // (quantized_*_test.cpp): SaturatingRoundingDoublingHighMul in 128-bit arithmetic,
 // RoundingDivideByPOT as rounding of magnitudes, MultiplyByQuantizedMultiplier (32- and
-// 64-bit accumulators) and the activation clamp.
+// 64-bit accumulators) and the activation clamp; and the int8 convolution case the tests
+// share (the kernel's description, its data and the reference output bytes).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "kiln/codegen/kernel_desc.h"
 
 namespace kiln::codegen::testing {
 
@@ -34,5 +38,38 @@ inline int32_t refMbqm64(int64_t x, int32_t m, int shift) {
   return int32_t(int64_t(v >> total));
 }
 inline int32_t clampTo(int32_t v, int32_t lo, int32_t hi) { return std::min(std::max(v, lo), hi); }
+
+// The output size of a window along one axis (TFLite's and ONNX's formula, floor mode).
+inline int64_t refWindowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                               int64_t padBegin, int64_t padEnd) {
+  return (in + padBegin + padEnd - ((kernel - 1) * dilation + 1)) / stride + 1;
+}
+
+// An int8 convolution (or depthwise, or fully connected) kernel with its inputs and the
+// reference output.
+struct QuantProblem {
+  KernelDesc desc;
+  std::vector<int8_t> x, w;
+  std::vector<int32_t> b;
+  std::vector<int8_t> want;
+  std::vector<const void*> inputs() const {
+    std::vector<const void*> v = {x.data(), w.data()};
+    if (!b.empty()) v.push_back(b.data());
+    return v;
+  }
+  // -zx * sum(w) per output channel, as the lowering computes it for constant weights (OHWI
+  // or [N, K] weights: a channel's are consecutive; depthwise [1, KH, KW, C]: channel = i % C).
+  void addCorrections() {
+    const int64_t channels = desc.output.shape.back();
+    const bool depthwise = desc.quant.op == QuantOp::DepthwiseConv;
+    const int64_t per = int64_t(w.size()) / channels;
+    std::vector<uint32_t> sums(size_t(channels), 0);
+    for (size_t i = 0; i < w.size(); ++i)
+      sums[depthwise ? i % size_t(channels) : i / size_t(per)] += uint32_t(int32_t(w[i]));
+    desc.quant.zeroPointCorrection.clear();
+    for (uint32_t sum : sums)
+      desc.quant.zeroPointCorrection.push_back(int32_t(uint32_t(-desc.quant.inputZeroPoint) * sum));
+  }
+};
 
 }  // namespace kiln::codegen::testing

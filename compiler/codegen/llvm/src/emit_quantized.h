@@ -55,6 +55,13 @@ struct QWindowShape {
 };
 // A convolution's (the window from the weights [OC, KH, KW, IC]).
 QWindowShape qConvShape(const KernelDesc& d);
+// Where output row `row` (n * OH + oh, a work item of the window kernels) reads: the first
+// element of image n and the input row of its window's top taps (oh * sh - pad top).
+struct QOutputRow {
+  llvm::Value* xBatch = nullptr;
+  llvm::Value* ihStart = nullptr;
+};
+QOutputRow qOutputRow(KernelBuilder& kb, const QWindowShape& g, llvm::Value* row);
 // A pool's (the window from the descriptor's kernel shape).
 QWindowShape qPoolShape(const KernelDesc& d);
 

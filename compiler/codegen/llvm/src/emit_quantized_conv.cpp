@@ -48,6 +48,15 @@ QWindowShape qPoolShape(const KernelDesc& d) {
   return nhwcShape(d, d.kernelShape[0], d.kernelShape[1]);
 }
 
+QOutputRow qOutputRow(KernelBuilder& kb, const QWindowShape& g, llvm::Value* row) {
+  llvm::IRBuilder<>& ir = kb.b();
+  std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
+  QOutputRow r;
+  r.xBatch = ir.CreateMul(c[0], kb.index(g.H * g.W * g.C));
+  r.ihStart = ir.CreateSub(ir.CreateMul(c[1], kb.index(g.sh)), kb.index(g.pt));
+  return r;
+}
+
 QRescale qMakeRescale(KernelBuilder& kb) {
   const QuantDesc& q = kb.desc().quant;
   QRescale r;
@@ -205,10 +214,8 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
   };
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
-    llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    const QOutputRow start = qOutputRow(kb, g, row);
+    llvm::Value *xBatch = start.xBatch, *ihStart = start.ihStart;
     kb.forRange(0, g.OW, [&](llvm::Value* ow) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
       forChannels(kb, g.OC,

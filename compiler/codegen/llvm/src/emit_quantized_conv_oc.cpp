@@ -150,10 +150,8 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
-    llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    const QOutputRow start = qOutputRow(kb, g, row);
+    llvm::Value *xBatch = start.xBatch, *ihStart = start.ihStart;
     llvm::Value* rowInterior =
         ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
                      ir.CreateICmpSLT(ihStart, kb.index(g.H - (g.KH - 1) * g.dh)));

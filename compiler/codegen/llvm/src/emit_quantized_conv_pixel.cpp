@@ -51,10 +51,8 @@ uint32_t emitQuantizedConvByPixel(KernelBuilder& kb) {
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> c = kb.decompose(row, {g.N, g.OH});
-    llvm::Value *n = c[0], *oh = c[1];
-    llvm::Value* xBatch = ir.CreateMul(n, kb.index(g.H * g.W * g.C));
-    llvm::Value* ihStart = ir.CreateSub(ir.CreateMul(oh, kb.index(g.sh)), kb.index(g.pt));
+    const QOutputRow start = qOutputRow(kb, g, row);
+    llvm::Value *xBatch = start.xBatch, *ihStart = start.ihStart;
     kb.forRange(0, g.OW, [&](llvm::Value* ow) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
       kb.forRange(0, g.OC, [&](llvm::Value* oc) { ir.CreateStore(qConst(kb, 0), accAt(oc)); });
