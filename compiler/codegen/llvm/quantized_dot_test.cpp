@@ -305,7 +305,7 @@ TEST(QuantizedConvOc, DilatedTwelveChannelsFourLanes) {
   checkOcCase(convProblem({8, 9, 12, 12, 3, 2, {1, 2}, {2, 1}, {2, 1, 2, 0}, 0, true, true}), 4);
 }
 TEST(QuantizedConvOc, ImageSmallerThanTheKernel) {
-  // Every tile is a border tile: only the select path runs.
+  // Most taps of every window lie in the padding.
   checkOcCase(convProblem({2, 3, 16, 16, 5, 5, {1, 1}, {1, 1}, {2, 2, 2, 2}, 3, true, true}), 16);
 }
 TEST(QuantizedConvOc, ExtremeValues) {
@@ -346,9 +346,9 @@ class GuardedBytes {
 };
 
 TEST(QuantizedConvOc, RowSpansReadingToTheInputsEnd) {
-  // No padding: every tile is interior except where the last span's padding bytes would be
-  // read past the input (the last pixel of the last row): the border path there. The input
-  // ends at an inaccessible page.
+  // No padding: the last pixel's row span (9 bytes read as 12) ends at the input's end, which
+  // lies at an inaccessible page: the kernel must read its padding bytes elsewhere (the row
+  // buffer), never past the input.
   for (int64_t w : {8, 7}) {
     Problem p = convProblem({6, w, 3, 16, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, 5, true, true});
     for (const TargetConfig& t : runnableVnniTargets()) {

@@ -12,12 +12,18 @@
 // lanes hold output channels, so the rescale (per-channel multipliers), output zero point
 // and clamp run on whole vectors and the outputs are stored as L bytes; no horizontal sums.
 //
+// Row buffer: per output row, the KH input rows its windows read are first copied into a
+// stack buffer with the image's padding around them (int8OcBufferColumns), already in the
+// dot step's form and with x = zx wherever a tap lies outside the image (TFLite skips such a
+// tap: its term is 0 below). The tiles then read every tap's 4 bytes straight from the
+// buffer (a broadcast from memory): no border tests, no per-use offset, and row spans read
+// their padding bytes (weights 0) from the buffer, never past the input.
+//
 // Zero points: vpdpbusd multiplies unsigned by signed bytes, so x goes in as x + 128 (x xor
-// 0x80) and the kernel accumulates sum((x + o) * w) with o = 128 (0 for sdot). Each
-// workgroup first computes start = bias - (zx + o) * sum(w) per output channel (with the same
-// instruction and x = 1), so that start + sum((x + o) * w) = bias + sum((x - zx) * w). A tap
-// outside the image counts as x = zx (TFLite skips it: its term is 0), by a select in the
-// tiles at the image's border only.
+// 0x80, done in the copy) and the kernel accumulates sum((x + o) * w) with o = 128 (0 for
+// sdot). Each workgroup first computes start = bias - (zx + o) * sum(w) per output channel
+// (with the same instruction and x = 1), so that start + sum((x + o) * w) = bias +
+// sum((x - zx) * w).
 #include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
@@ -37,7 +43,7 @@ constexpr int64_t kMaxTilePixels = 8;
 // The target's dot-product step on L i32 lanes.
 class LaneDot {
  public:
-  LaneDot(KernelBuilder& kb, int64_t lanes) : kb_(kb), ir_(kb.b()), lanes_(lanes) {
+  LaneDot(KernelBuilder& kb, int64_t lanes) : ir_(kb.b()), lanes_(lanes) {
     aarch64_ = kb.target().int8Dot == EmitTarget::Int8Dot::Sdot;
     type_ = llvm::FixedVectorType::get(ir_.getInt32Ty(), unsigned(lanes));
   }
@@ -46,13 +52,6 @@ class LaneDot {
 
   // Four bytes as one i32 repeated in every lane.
   llvm::Value* broadcast(llvm::Value* word) { return ir_.CreateVectorSplat(unsigned(lanes_), word); }
-  // Four int8 values of x (from byte `index` of binding 0) as the dot step takes them.
-  llvm::Value* xWord(llvm::Value* index) {
-    llvm::Value* address = ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(0), index);
-    llvm::Value* word = ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
-    if (offset() != 0) word = ir_.CreateXor(word, ir_.getInt32(0x80808080u));
-    return word;
-  }
   // acc + per lane the sum of the four products of x's and w's bytes.
   llvm::Value* dot(llvm::Value* acc, llvm::Value* x, llvm::Value* w) {
     if (aarch64_) {
@@ -67,7 +66,6 @@ class LaneDot {
   }
 
  private:
-  KernelBuilder& kb_;
   llvm::IRBuilder<>& ir_;
   int64_t lanes_;
   bool aarch64_ = false;
@@ -105,7 +103,6 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   };
   const int64_t spans = rowSpans ? 1 : g.KW;
   const int64_t words = (rowSpans ? rowBytes : g.C) / 4;
-  const int64_t rowTaps = g.KW * g.C;  // the bytes of a row span that have weights
   const int64_t blockCount = g.OC / L;
   // The packed weights of block `block`, span `span` (kh * spans + s), word `word`.
   auto weights = [&](llvm::Value* block, llvm::Value* span, llvm::Value* word) -> llvm::Value* {
@@ -119,7 +116,6 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   };
   const int32_t z = q.inputZeroPoint + unit.offset();  // x + o for x = zx, in [0, 255] or int8
   const uint32_t zByte = uint32_t(z) & 0xFF;
-  llvm::Value* zWord = unit.broadcast(ir.getInt32(zByte * 0x01010101u));
   const QRescale rescale = qMakeRescale(kb);
 
   // start[oc] = bias[oc] - z * sum(w[oc]), per workgroup.
@@ -147,89 +143,74 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   for (int64_t i = 0; i < tileBlocks * tilePixels; ++i) slots.push_back(kb.local(v32, "acc"));
   llvm::Value* results =
       kb.local(llvm::ArrayType::get(v32, uint64_t(tileBlocks * tilePixels)), "results");
+  // The row buffer: KH rows of the padded input, bufferColumns pixels each, and 4 bytes
+  // after them that row spans may read (their weights are 0; set once, so never undefined).
+  const int64_t rowStride = int8OcBufferColumns(d) * g.C;
+  const int64_t rowsBytes = g.KH * rowStride;
+  llvm::Value* rows = kb.local(llvm::ArrayType::get(i8, uint64_t(rowsBytes + 4)), "rows");
+  ir.CreateAlignedStore(ir.getInt32(0), ir.CreateInBoundsGEP(i8, rows, kb.index(rowsBytes)),
+                        llvm::Align(1));
 
-  const int64_t rows = g.N * g.OH;
-  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+  const int64_t outputRows = g.N * g.OH;
+  kb.forWorkgroupShare(outputRows, [&](llvm::Value* row) {
     const QOutputRow start = qOutputRow(kb, g, row);
     llvm::Value *xBatch = start.xBatch, *ihStart = start.ihStart;
-    llvm::Value* rowInterior =
-        ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
-                     ir.CreateICmpSLT(ihStart, kb.index(g.H - (g.KH - 1) * g.dh)));
 
-    // Output pixels [ow0, ow0 + pixels) x blocks [block0, block0 + blocks); `border`: some of
-    // their taps may lie outside the image.
-    auto tile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels,
-                    bool border) {
+    // The KH input rows of this output row into the row buffer, offset for the dot step
+    // (x xor 0x80 for vpdpbusd), with zx (offset) in the padding columns and in the rows
+    // outside the image: the tiles then read every tap from it without a border test.
+    kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+      llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+      llvm::Value* dst = ir.CreateMul(kh, kb.index(rowStride));
+      auto fill = [&](int64_t from, int64_t to) {
+        kb.forRange(0, to - from, [&](llvm::Value* e) {
+          ir.CreateStore(ir.getInt8(uint8_t(zByte)),
+                         ir.CreateInBoundsGEP(i8, rows, ir.CreateAdd(ir.CreateAdd(dst, kb.index(from)), e)));
+        });
+      };
+      llvm::Value* inside = qInside(kb, ih, g.H);
+      kb.ifThen(inside, [&] {
+        fill(0, g.pl * g.C);
+        llvm::Value* src = ir.CreateAdd(xBatch, ir.CreateMul(ih, kb.index(g.W * g.C)));
+        llvm::Value* to = ir.CreateAdd(dst, kb.index(g.pl * g.C));
+        kb.forRange(0, g.W * g.C, [&](llvm::Value* e) {
+          llvm::Value* x = kb.load(0, ElemType::I8, ir.CreateAdd(src, e));
+          if (unit.offset() != 0) x = ir.CreateXor(x, ir.getInt8(0x80));
+          ir.CreateStore(x, ir.CreateInBoundsGEP(i8, rows, ir.CreateAdd(to, e)));
+        });
+        fill((g.pl + g.W) * g.C, rowStride);
+      });
+      kb.ifThen(ir.CreateNot(inside), [&] { fill(0, rowStride); });
+    });
+
+    // Output pixels [ow0, ow0 + pixels) x blocks [block0, block0 + blocks).
+    auto tile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels) {
       auto slot = [&](int64_t p, int64_t b) { return slots[size_t(p * tileBlocks + b)]; };
       for (int64_t i = 0; i < pixels * blocks; ++i) ir.CreateStore(splat(0), slot(i / blocks, i % blocks));
-      std::vector<llvm::Value*> iwStart;
-      for (int64_t p = 0; p < pixels; ++p) {
-        iwStart.push_back(ir.CreateSub(
-            ir.CreateMul(ir.CreateAdd(ow0, kb.index(p)), kb.index(g.sw)), kb.index(g.pl)));
-      }
       kb.forRange(0, g.KH, [&](llvm::Value* kh) {
-        llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
-        llvm::Value* rowInside = border ? qInside(kb, ih, g.H) : nullptr;
         kb.forRange(0, spans, [&](llvm::Value* span) {
           llvm::Value* spanIndex = ir.CreateAdd(ir.CreateMul(kh, kb.index(spans)), span);
-          // Each pixel's first byte of the span (pixel 0 of the image where a tap's span lies
-          // outside it) and, at the border, whether the tap lies inside.
-          std::vector<llvm::Value*> xIndex, inside;
+          // Each pixel's first byte of the span in the row buffer.
+          std::vector<llvm::Value*> xIndex;
           for (int64_t p = 0; p < pixels; ++p) {
-            llvm::Value* iw = ir.CreateAdd(iwStart[size_t(p)], ir.CreateMul(span, kb.index(g.dw)));
-            llvm::Value* at = ir.CreateAdd(
-                xBatch, ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw), kb.index(g.C)));
-            if (border && !rowSpans) {
-              inside.push_back(ir.CreateAnd(rowInside, qInside(kb, iw, g.W)));
-              at = ir.CreateSelect(inside.back(), at, xBatch);
-            }
-            xIndex.push_back(at);
+            llvm::Value* column = ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ow0, kb.index(p)), kb.index(g.sw)),
+                                               ir.CreateMul(span, kb.index(g.dw)));
+            xIndex.push_back(ir.CreateAdd(ir.CreateMul(kh, kb.index(rowStride)),
+                                          ir.CreateMul(column, kb.index(g.C))));
           }
-          // Adds the products of word `word` of the span, x given per pixel.
-          auto step = [&](llvm::Value* word, const std::function<llvm::Value*(int64_t)>& xOf) {
+          kb.forRange(0, words, [&](llvm::Value* word) {
             std::vector<llvm::Value*> w;
             for (int64_t b = 0; b < blocks; ++b)
               w.push_back(weights(ir.CreateAdd(block0, kb.index(b)), spanIndex, word));
             for (int64_t p = 0; p < pixels; ++p) {
-              llvm::Value* x = xOf(p);
+              llvm::Value* at = ir.CreateAdd(xIndex[size_t(p)], ir.CreateMul(word, kb.index(4)));
+              llvm::Value* x = unit.broadcast(ir.CreateAlignedLoad(
+                  i32, ir.CreateInBoundsGEP(i8, rows, at), llvm::Align(1)));
               for (int64_t b = 0; b < blocks; ++b) {
                 llvm::Value* s = slot(p, b);
                 ir.CreateStore(unit.dot(ir.CreateLoad(v32, s), x, w[size_t(b)]), s);
               }
             }
-          };
-          auto wordAt = [&](int64_t p, llvm::Value* word) {
-            return unit.xWord(ir.CreateAdd(xIndex[size_t(p)], ir.CreateMul(word, kb.index(4))));
-          };
-          if (border && rowSpans) {
-            // Byte by byte: byte e of a row span belongs to tap e / C, inside or not.
-            for (int64_t word = 0; word < words; ++word) {
-              step(kb.index(word), [&](int64_t p) {
-                llvm::Value* value = ir.getInt32(0);
-                for (int64_t j = 0; j < 4; ++j) {
-                  const int64_t e = word * 4 + j;
-                  llvm::Value* byte = ir.getInt32(zByte);
-                  if (e < rowTaps) {
-                    llvm::Value* in = ir.CreateAnd(
-                        rowInside, qInside(kb, ir.CreateAdd(iwStart[size_t(p)], kb.index(e / g.C)), g.W));
-                    llvm::Value* at =
-                        ir.CreateSelect(in, ir.CreateAdd(xIndex[size_t(p)], kb.index(e)), xBatch);
-                    llvm::Value* x = ir.CreateZExt(kb.load(0, ElemType::I8, at), i32);
-                    if (unit.offset() != 0) x = ir.CreateXor(x, ir.getInt32(0x80));
-                    byte = ir.CreateSelect(in, x, byte);
-                  }
-                  value = ir.CreateOr(value, ir.CreateShl(byte, uint64_t(8 * j)));
-                }
-                return unit.broadcast(value);
-              });
-            }
-            return;
-          }
-          kb.forRange(0, words, [&](llvm::Value* word) {
-            step(word, [&](int64_t p) {
-              llvm::Value* x = unit.broadcast(wordAt(p, word));
-              return border ? ir.CreateSelect(inside[size_t(p)], x, zWord) : x;
-            });
           });
         });
       });
@@ -263,42 +244,13 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
         }
       }, /*unroll=*/false);
     };
-    // A tile at its place: without the border selects where every tap lies inside the image
-    // (everywhere, without padding: a valid window never leaves the image).
-    // Row spans padded past their taps read up to 3 bytes beyond the last one: the tiles
-    // whose last span would end past the input take the border path too.
-    const bool overreads = rowSpans && rowBytes > rowTaps;
-    const bool padded = d.pads[0] != 0 || d.pads[1] != 0 || d.pads[2] != 0 || d.pads[3] != 0;
-    auto placedTile = [&](llvm::Value* block0, int64_t blocks, llvm::Value* ow0, int64_t pixels) {
-      if (!padded && !overreads) {
-        tile(block0, blocks, ow0, pixels, false);
-        return;
-      }
-      llvm::Value* first = ir.CreateSub(ir.CreateMul(ow0, kb.index(g.sw)), kb.index(g.pl));
-      llvm::Value* last = ir.CreateAdd(first, kb.index((pixels - 1) * g.sw + (g.KW - 1) * g.dw));
-      llvm::Value* interior =
-          ir.CreateAnd(rowInterior, ir.CreateAnd(ir.CreateICmpSGE(first, kb.index(0)),
-                                                 ir.CreateICmpSLT(last, kb.index(g.W))));
-      if (overreads) {
-        llvm::Value* lastSpan = ir.CreateAdd(
-            xBatch,
-            ir.CreateMul(ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ihStart, kb.index((g.KH - 1) * g.dh)),
-                                                   kb.index(g.W)),
-                                      ir.CreateSub(last, kb.index(g.KW - 1))),
-                         kb.index(g.C)));
-        interior = ir.CreateAnd(interior, ir.CreateICmpSLE(ir.CreateAdd(lastSpan, kb.index(rowBytes)),
-                                                           kb.index(g.N * g.H * g.W * g.C)));
-      }
-      kb.ifThen(interior, [&] { tile(block0, blocks, ow0, pixels, false); });
-      kb.ifThen(ir.CreateNot(interior), [&] { tile(block0, blocks, ow0, pixels, true); });
-    };
     // Every pixel tile of the row for the blocks [block0, block0 + blocks).
     auto rowOfTiles = [&](llvm::Value* block0, int64_t blocks) {
       kb.forRange(0, g.OW / tilePixels, [&](llvm::Value* t) {
-        placedTile(block0, blocks, ir.CreateMul(t, kb.index(tilePixels)), tilePixels);
+        tile(block0, blocks, ir.CreateMul(t, kb.index(tilePixels)), tilePixels);
       });
       if (g.OW % tilePixels != 0)
-        placedTile(block0, blocks, kb.index(g.OW / tilePixels * tilePixels), g.OW % tilePixels);
+        tile(block0, blocks, kb.index(g.OW / tilePixels * tilePixels), g.OW % tilePixels);
     };
     kb.forRange(0, blockCount / tileBlocks, [&](llvm::Value* group) {
       rowOfTiles(ir.CreateMul(group, kb.index(tileBlocks)), tileBlocks);
@@ -306,7 +258,7 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
     if (blockCount % tileBlocks != 0)
       rowOfTiles(kb.index(blockCount / tileBlocks * tileBlocks), blockCount % tileBlocks);
   });
-  return workgroupsFor(rows, g.OW * g.OC * g.KH * g.KW * g.C);
+  return workgroupsFor(outputRows, g.OW * g.OC * g.KH * g.KW * g.C);
 }
 
 }  // namespace kiln::codegen::detail

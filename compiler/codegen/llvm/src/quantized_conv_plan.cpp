@@ -2,6 +2,8 @@
 // (kiln/codegen/quantized_conv_plan.h).
 #include "kiln/codegen/quantized_conv_plan.h"
 
+#include <algorithm>
+
 #include "target_machine.h"
 
 namespace kiln::codegen {
@@ -9,8 +11,10 @@ namespace {
 
 // The start table of the kernel (bias - z * sum(w) per output channel) lives on the stack.
 constexpr int64_t kMaxOutputChannels = 4096;
-// Row spans the kernel reads (as words of 4 bytes, unrolled at the image's border).
+// Row spans the kernel reads (as words of 4 bytes).
 constexpr int64_t kMaxRowBytes = 64;
+// The row buffer on the stack.
+constexpr int64_t kMaxRowBufferBytes = 64 * 1024;
 
 }  // namespace
 
@@ -32,6 +36,11 @@ int64_t int8OcRowBytes(const KernelDesc& d) {
   return rowBytes <= kMaxRowBytes ? rowBytes : 0;
 }
 
+int64_t int8OcBufferColumns(const KernelDesc& d) {
+  const int64_t W = d.inputs[0].shape[2], OW = d.output.shape[2], KW = d.inputs[1].shape[2];
+  return std::max(W + d.pads[1], (OW - 1) * d.strides[1] + (KW - 1) * d.dilations[1] + 1);
+}
+
 int64_t int8OcLanes(const KernelDesc& d, int64_t targetLanes, bool mayGrowConstants) {
   if (targetLanes == 0 || d.kind != KernelKind::Quantized || d.quant.op != QuantOp::Conv ||
       d.groups != 1)
@@ -44,6 +53,7 @@ int64_t int8OcLanes(const KernelDesc& d, int64_t targetLanes, bool mayGrowConsta
   if (ws.size() != 4 || d.inputs[0].shape.size() != 4) return 0;
   const int64_t oc = ws[0], c = ws[3];
   if (oc > kMaxOutputChannels) return 0;
+  if (ws[1] * int8OcBufferColumns(d) * c > kMaxRowBufferBytes) return 0;
   if (c % 4 != 0 && (!mayGrowConstants || int8OcRowBytes(d) == 0)) return 0;
   for (int64_t lanes = targetLanes; lanes >= 4; lanes /= 2)
     if (oc % lanes == 0) return lanes;

@@ -36,12 +36,18 @@ int64_t int8OcTargetLanes(const TargetConfig& target);
 // The lanes L the kernel uses for `desc` with at most `targetLanes` (int8OcTargetLanes), or 0
 // where it does not take the convolution: it needs an int8 Conv of groups 1 with int8 output,
 // i32 or no bias, OC a multiple of 4 (L: the largest of 16, 8, 4 dividing OC), and C a
-// multiple of 4 or row spans (int8OcRowBytes) where `mayGrowConstants`.
+// multiple of 4 or row spans (int8OcRowBytes) where `mayGrowConstants`, and a row buffer of
+// at most 64 KB.
 int64_t int8OcLanes(const KernelDesc& desc, int64_t targetLanes, bool mayGrowConstants);
 
 // R, the bytes of a kernel row's span, where the kernel reduces over row spans (C not a
 // multiple of 4, dilation 1 along the width, R at most 64); 0 where it reduces tap by tap.
 int64_t int8OcRowBytes(const KernelDesc& desc);
+
+// The columns of the kernel's row buffer: the input row with its padding on both sides, as
+// many pixels as the windows of one output row span (the kernel copies the KH input rows of
+// each output row there, KH x columns x C bytes, at most 64 KB).
+int64_t int8OcBufferColumns(const KernelDesc& desc);
 
 // OHWI weights [oc][taps][c] in the packed order above (L = lanes).
 std::vector<int8_t> packInt8OcWeights(const std::vector<int8_t>& ohwi, int64_t oc, int64_t taps,
