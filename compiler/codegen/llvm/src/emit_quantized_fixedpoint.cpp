@@ -81,13 +81,12 @@ llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, l
   const int64_t minI32 = std::numeric_limits<int32_t>::min();
   llvm::Value* overflow =
       ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)));
+  // (ab + nudge) / 2^31 truncated, nudge = 2^30 or 1 - 2^30 by ab's sign, is floor((ab +
+  // 2^30) / 2^31) for every ab (for ab = -k < 0 both are -floor((k + 2^30 - 1) / 2^31)):
+  // one add and one arithmetic shift (AArch64's sqrdmulh computes the same).
   llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, v64), ir.CreateSExt(m, v64));
-  llvm::Value* nudge = ir.CreateSelect(ir.CreateICmpSLT(ab, c64(0)), c64(1 - (int64_t{1} << 30)),
-                                       c64(int64_t{1} << 30));
-  llvm::Value* sum = ir.CreateAdd(ab, nudge);
-  llvm::Value* bias =
-      ir.CreateSelect(ir.CreateICmpSLT(sum, c64(0)), c64((int64_t{1} << 31) - 1), c64(0));
-  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), c64(31)), v32);
+  llvm::Value* high =
+      ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(ab, c64(int64_t{1} << 30)), c64(31)), v32);
   llvm::Value* srdhm = ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high);
   // RoundingDivideByPOT(srdhm, right): 2^31 - 1 wraps to the right mask for right = 31.
   llvm::Value* mask = ir.CreateSub(ir.CreateShl(c32(1), right), c32(1));
