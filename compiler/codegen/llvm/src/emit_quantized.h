@@ -21,8 +21,17 @@ llvm::Value* qRoundingDivideByPOT(KernelBuilder& kb, llvm::Value* x, llvm::Value
 llvm::Value* qMultiply(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
 // The 64-bit version (x is i64): ((x * round(m / 2^16)) + 2^(14 - shift)) >> (15 - shift).
 llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
-// qMultiply lane by lane on <n x i32> x, m and shift (the vectorised kernels' rescale).
-llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift);
+// What a kernel's constant multipliers and shifts allow (qMultiplyLanes leaves out what they
+// rule out): a multiplier of INT32_MIN (SRDHM's one saturating case), positive shifts.
+struct QRescaleRange {
+  bool minMultiplier = true;
+  bool leftShifts = true;
+};
+QRescaleRange qRescaleRange(const QuantDesc& q);  // from q.multipliers and q.shifts
+// qMultiply lane by lane on <n x i32> x, m and shift (the vectorised kernels' rescale), for
+// m and shift within `range`.
+llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift,
+                            QRescaleRange range = {});
 // gemmlowp SaturatingRoundingMultiplyByPOT with a constant exponent.
 llvm::Value* qSaturatingMultiplyByPOT(KernelBuilder& kb, llvm::Value* x, int exponent);
 // gemmlowp one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out).

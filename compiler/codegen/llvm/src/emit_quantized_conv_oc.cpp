@@ -117,6 +117,7 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
   const int32_t z = q.inputZeroPoint + unit.offset();  // x + o for x = zx, in [0, 255] or int8
   const uint32_t zByte = uint32_t(z) & 0xFF;
   const QRescale rescale = qMakeRescale(kb);
+  const QRescaleRange range = qRescaleRange(q);
 
   // start[oc] = bias[oc] - z * sum(w[oc]), per workgroup.
   llvm::Value* starts = kb.local(llvm::ArrayType::get(i32, uint64_t(g.OC)), "starts");
@@ -234,7 +235,7 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
           llvm::Value* at = ir.CreateAdd(ir.CreateMul(p, kb.index(blocks)), kb.index(b));
           llvm::Value* acc = ir.CreateAdd(
               ir.CreateLoad(v32, ir.CreateInBoundsGEP(v32, results, at)), start[size_t(b)]);
-          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m[size_t(b)], s[size_t(b)]),
+          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m[size_t(b)], s[size_t(b)], range),
                                         splat(q.outputZeroPoint));
           y = qClampLanes(kb, y, q.actMin, q.actMax);
           llvm::Value* out = ir.CreateAdd(ir.CreateMul(pixel, kb.index(g.OC)), first[size_t(b)]);

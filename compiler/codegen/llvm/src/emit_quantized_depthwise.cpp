@@ -69,6 +69,7 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
   };
 
   const QRescale rescale = qMakeRescale(kb);
+  const QRescaleRange range = qRescaleRange(q);
   llvm::Value* corrections =
       q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
   // What the taps subtract from x: the zero point, unless the correction took it out.
@@ -128,7 +129,7 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
               acc = ir.CreateAdd(acc, ir.CreateMul(x, w[size_t(kh * g.KW + kw)]));
             }
           }
-          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s), splat(q.outputZeroPoint));
+          llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s, range), splat(q.outputZeroPoint));
           y = qClampLanes(kb, y, q.actMin, q.actMax);
           llvm::Value* out = ir.CreateAdd(
               ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)),

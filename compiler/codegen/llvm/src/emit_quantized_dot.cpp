@@ -285,7 +285,7 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     }
     llvm::Value* acc = ir.CreateAdd(sumEach(kb, vectors), gather(kb, scalars));
     if (!biases.empty()) acc = ir.CreateAdd(acc, gather(kb, biases));
-    llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s),
+    llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s, qRescaleRange(q)),
                                   llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
     y = qClampLanes(kb, y, q.actMin, q.actMax);
     for (int64_t j = 0; j < kBlock; ++j) {

@@ -3,6 +3,7 @@
 // on i32 vectors), gemmlowp's reciprocal, clamps, round-half-away and constant tables.
 // Truncating divisions by 2^31 are shifts with a sign correction, so 32-bit targets need no
 // i64 division.
+#include <algorithm>
 #include <limits>
 
 #include "emit_quantized.h"
@@ -66,28 +67,43 @@ llvm::Value* qMultiply64(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm
   return ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(product, round), total), ir.getInt32Ty());
 }
 
-llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift) {
+QRescaleRange qRescaleRange(const QuantDesc& q) {
+  QRescaleRange range;
+  range.minMultiplier = std::find(q.multipliers.begin(), q.multipliers.end(),
+                                  std::numeric_limits<int32_t>::min()) != q.multipliers.end();
+  range.leftShifts = std::any_of(q.shifts.begin(), q.shifts.end(), [](int32_t s) { return s > 0; });
+  return range;
+}
+
+llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift,
+                            QRescaleRange range) {
   llvm::IRBuilder<>& ir = kb.b();
   auto* v32 = llvm::cast<llvm::FixedVectorType>(x->getType());
   auto* v64 = llvm::FixedVectorType::get(ir.getInt64Ty(), v32->getNumElements());
   auto c32 = [&](int64_t value) { return llvm::ConstantInt::get(v32, uint64_t(value)); };
   auto c64 = [&](int64_t value) { return llvm::ConstantInt::get(v64, uint64_t(value)); };
   llvm::Value* zero = c32(0);
-  llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
-  llvm::Value* left = ir.CreateSelect(positive, shift, zero);
-  llvm::Value* right = ir.CreateSelect(positive, zero, ir.CreateNeg(shift));
-  llvm::Value* a = ir.CreateShl(x, left);
-  // SaturatingRoundingDoublingHighMul(a, m).
+  llvm::Value* a = x;
+  llvm::Value* right = ir.CreateNeg(shift);
+  if (range.leftShifts) {
+    llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
+    right = ir.CreateSelect(positive, zero, right);
+    a = ir.CreateShl(x, ir.CreateSelect(positive, shift, zero));
+  }
+  // SaturatingRoundingDoublingHighMul(a, m): saturates only for a = m = INT32_MIN.
   const int64_t minI32 = std::numeric_limits<int32_t>::min();
   llvm::Value* overflow =
-      ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)));
+      range.minMultiplier
+          ? ir.CreateAnd(ir.CreateICmpEQ(a, c32(minI32)), ir.CreateICmpEQ(m, c32(minI32)))
+          : nullptr;
   // (ab + nudge) / 2^31 truncated, nudge = 2^30 or 1 - 2^30 by ab's sign, is floor((ab +
   // 2^30) / 2^31) for every ab (for ab = -k < 0 both are -floor((k + 2^30 - 1) / 2^31)):
   // one add and one arithmetic shift (AArch64's sqrdmulh computes the same).
   llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, v64), ir.CreateSExt(m, v64));
   llvm::Value* high =
       ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(ab, c64(int64_t{1} << 30)), c64(31)), v32);
-  llvm::Value* srdhm = ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high);
+  llvm::Value* srdhm =
+      overflow ? ir.CreateSelect(overflow, c32(std::numeric_limits<int32_t>::max()), high) : high;
   // RoundingDivideByPOT(srdhm, right): 2^31 - 1 wraps to the right mask for right = 31.
   llvm::Value* mask = ir.CreateSub(ir.CreateShl(c32(1), right), c32(1));
   llvm::Value* remainder = ir.CreateAnd(srdhm, mask);
