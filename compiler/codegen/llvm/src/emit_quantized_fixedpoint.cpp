@@ -1,8 +1,7 @@
 // The fixed-point primitives of TFLite's integer kernels as LLVM IR: SaturatingRounding-
 // DoublingHighMul, RoundingDivideByPOT, MultiplyByQuantizedMultiplier (32- and 64-bit, and
 // on i32 vectors), gemmlowp's reciprocal, clamps, round-half-away and constant tables.
-// Truncating divisions by 2^31 are shifts with a sign correction, so 32-bit targets need no
-// i64 division.
+// Divisions by 2^31 are shifts, so 32-bit targets need no i64 division.
 #include <algorithm>
 #include <limits>
 
@@ -22,15 +21,12 @@ llvm::Value* qSrdhm(KernelBuilder& kb, llvm::Value* a, llvm::Value* b) {
   const int32_t minI32 = std::numeric_limits<int32_t>::min();
   llvm::Value* overflow = ir.CreateAnd(ir.CreateICmpEQ(a, qConst(kb, minI32)),
                                        ir.CreateICmpEQ(b, qConst(kb, minI32)));
+  // (ab + nudge) / 2^31 truncated toward zero, nudge = 2^30 or 1 - 2^30 by ab's sign, is
+  // floor((ab + 2^30) / 2^31) for every ab (for ab = -k < 0 both are
+  // -floor((k + 2^30 - 1) / 2^31)): an add and an arithmetic shift.
   llvm::Value* ab = ir.CreateMul(ir.CreateSExt(a, i64), ir.CreateSExt(b, i64));
-  llvm::Value* negative = ir.CreateICmpSLT(ab, ir.getInt64(0));
-  llvm::Value* nudge = ir.CreateSelect(negative, ir.getInt64(uint64_t(int64_t{1} - (1 << 30))),
-                                       ir.getInt64(1 << 30));
-  llvm::Value* sum = ir.CreateAdd(ab, nudge);
-  // Division by 2^31 truncating toward zero: add 2^31 - 1 to negative sums, then shift.
-  llvm::Value* sumNegative = ir.CreateICmpSLT(sum, ir.getInt64(0));
-  llvm::Value* bias = ir.CreateSelect(sumNegative, ir.getInt64((uint64_t{1} << 31) - 1), ir.getInt64(0));
-  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(sum, bias), 31), ir.getInt32Ty());
+  llvm::Value* high = ir.CreateTrunc(ir.CreateAShr(ir.CreateAdd(ab, ir.getInt64(1 << 30)), 31),
+                                     ir.getInt32Ty());
   return ir.CreateSelect(overflow, qConst(kb, std::numeric_limits<int32_t>::max()), high);
 }
 
