@@ -156,6 +156,28 @@ TEST(QuantizedDepthwise, ExtremeValuesSaturateTheClamp) {
   }
 }
 
+TEST(QuantizedDepthwise, PixelGroupsOfFourChannels) {
+  // 4 channels at stride 1: 4 pixels a vector on AVX-512, 2 on AVX2 (SSE: one pixel of 4
+  // channels); 7 columns: the last group overlaps the one before; two images.
+  checkCase(depthwiseProblem({2, 6, 7, 4, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, -3, true, true}));
+  checkCase(depthwiseProblem({1, 5, 9, 4, 3, 3, {2, 1}, {1, 2}, {2, 2, 1, 2}, 9, false, true}));
+}
+
+TEST(QuantizedDepthwise, PixelGroupsAtTheInputsEnd) {
+  // 8 channels in a 3x3 image: every group is a border group (masked loads), and the input
+  // ends at an inaccessible page, so a load of a tap past the image's last pixel would fault.
+  Problem p = depthwiseProblem({1, 3, 3, 8, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, 4, true, true});
+  checkCase(p);
+  testing::GuardedBytes x(p.x);
+  std::vector<const void*> inputs = p.inputs();
+  inputs[0] = x.data();
+  for (const std::string& name : targets()) {
+    std::vector<int8_t> got = testing::runEverySplit<int8_t>(
+        generateKernels({p.desc}, target(name)).bytes, p.desc, inputs);
+    EXPECT_EQ(got, p.want) << name;
+  }
+}
+
 std::string readText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

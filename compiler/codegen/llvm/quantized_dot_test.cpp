@@ -13,9 +13,6 @@
 //     plain-aarch64 objects do not.
 #include <gtest/gtest.h>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -323,27 +320,7 @@ TEST(QuantizedConvOc, RowSpansOfStems) {
   checkOcCase(convProblem({12, 19, 3, 32, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, -128, false, true}), 16);
   checkOcCase(convProblem({10, 9, 6, 16, 3, 3, {1, 1}, {2, 1}, {2, 1, 2, 1}, 7, true, true}), 16);
 }
-// `bytes` placed so that they end where an inaccessible page begins: a read past them faults.
-class GuardedBytes {
- public:
-  explicit GuardedBytes(const std::vector<int8_t>& bytes) {
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    size_ = (bytes.size() + page - 1) / page * page + page;
-    base_ = static_cast<uint8_t*>(
-        mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    EXPECT_NE(base_, MAP_FAILED);
-    EXPECT_EQ(mprotect(base_ + size_ - page, page, PROT_NONE), 0);
-    data_ = base_ + size_ - page - bytes.size();
-    std::memcpy(data_, bytes.data(), bytes.size());
-  }
-  ~GuardedBytes() { munmap(base_, size_); }
-  const void* data() const { return data_; }
-
- private:
-  uint8_t* base_ = nullptr;
-  uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
+using testing::GuardedBytes;
 
 TEST(QuantizedConvOc, RowSpansReadingToTheInputsEnd) {
   // No padding: the last pixel's row span (9 bytes read as 12) ends at the input's end, which

@@ -2,10 +2,16 @@
 // (quantized_*_test.cpp): SaturatingRoundingDoublingHighMul in 128-bit arithmetic,
 // RoundingDivideByPOT as rounding of magnitudes, MultiplyByQuantizedMultiplier (32- and
 // 64-bit accumulators) and the activation clamp; and the int8 convolution case the tests
-// share (the kernel's description, its data and the reference output bytes).
+// share (the kernel's description, its data and the reference output bytes), and input
+// bytes that end at an inaccessible page.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <vector>
 
@@ -70,6 +76,28 @@ struct QuantProblem {
     for (uint32_t sum : sums)
       desc.quant.zeroPointCorrection.push_back(int32_t(uint32_t(-desc.quant.inputZeroPoint) * sum));
   }
+};
+
+// `bytes` placed so that they end where an inaccessible page begins: a read past them faults.
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(const std::vector<int8_t>& bytes) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    size_ = (bytes.size() + page - 1) / page * page + page;
+    base_ = static_cast<uint8_t*>(
+        mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    EXPECT_NE(base_, MAP_FAILED);
+    EXPECT_EQ(mprotect(base_ + size_ - page, page, PROT_NONE), 0);
+    data_ = base_ + size_ - page - bytes.size();
+    std::memcpy(data_, bytes.data(), bytes.size());
+  }
+  ~GuardedBytes() { munmap(base_, size_); }
+  const void* data() const { return data_; }
+
+ private:
+  uint8_t* base_ = nullptr;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 }  // namespace kiln::codegen::testing

@@ -9,10 +9,12 @@
 // stores the same bytes again) the weights of every tap are sign-extended once and stay in
 // registers while every output pixel of the row accumulates its taps on <L x i32>, is
 // rescaled (bias, per-channel MultiplyByQuantizedMultiplier), offset, clamped and stored as L
-// bytes. A tap outside the image counts as x = zx: TFLite skips it, which is (zx - zx) * w = 0
-// for accumulators that subtract the zero point, and zx * w for accumulators that start at the
-// lowering's correction -zx * sum(w). Pixels whose taps all lie inside the image take a path
-// without the border selects.
+// bytes. With fewer channels than lanes at stride 1, a vector holds several neighbouring
+// pixels of all channels instead (their taps are contiguous in x; the rescale, most of an
+// output's time, then serves them all). A tap outside the image counts as x = zx: TFLite skips
+// it, which is (zx - zx) * w = 0 for accumulators that subtract the zero point, and zx * w for
+// accumulators that start at the lowering's correction -zx * sum(w). Pixels whose taps all lie
+// inside the image take a path without the border selects (masked loads for pixel groups).
 #include "emit_quantized.h"
 #include "emitters.h"
 
@@ -26,11 +28,23 @@ constexpr int64_t kMaxTaps = 64;
 // on one thread, what the policy expects of about 25 multiply-accumulates per output).
 constexpr int64_t kRescaleWork = 16;
 
-// The block's lanes: the target's i32 lanes, halved (not below 4) while the channels are fewer.
-int64_t blockLanes(const EmitTarget& target, int64_t channels) {
-  int64_t lanes = target.vectorLanes;
-  while (lanes > 4 && lanes > channels) lanes /= 2;
-  return lanes;
+// How a vector covers the output: `pixels` neighbouring output pixels x `channels` channels.
+struct VectorShape {
+  int64_t pixels = 1, channels = 4;
+  int64_t lanes() const { return pixels * channels; }
+};
+
+// Fewer channels than the target's i32 lanes: at stride 1 along the row (the pixels' taps then
+// lie next to each other in x) the lanes take several pixels of all channels when the channel
+// count divides them (VWW's 8 channels: 2 pixels on AVX-512, half the rescales); otherwise the
+// lanes are halved (not below 4) while the channels are fewer.
+VectorShape vectorShape(const EmitTarget& target, const QWindowShape& g) {
+  const int64_t lanes = target.vectorLanes;
+  if (g.C < lanes && lanes % g.C == 0 && g.sw == 1 && g.OW >= lanes / g.C)
+    return {lanes / g.C, g.C};
+  int64_t channels = lanes;
+  while (channels > 4 && channels > g.C) channels /= 2;
+  return {1, channels};
 }
 
 }  // namespace
@@ -52,7 +66,8 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
   const QWindowShape g = qConvShape(d);
-  const int64_t L = blockLanes(kb.target(), g.C);
+  const VectorShape shape = vectorShape(kb.target(), g);
+  const int64_t L = shape.lanes(), P = shape.pixels, CB = shape.channels;
   const int64_t taps = g.KH * g.KW;
   llvm::Type* i8 = ir.getInt8Ty();
   llvm::Type* i32 = ir.getInt32Ty();
@@ -64,8 +79,24 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
     llvm::Value* address = ir.CreateInBoundsGEP(i8, kb.bindingPointer(binding), index);
     return ir.CreateSExt(ir.CreateAlignedLoad(v8, address, llvm::Align(1)), v32);
   };
-  auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
-    return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
+  // A per-channel vector of CB channels (weights, tables) repeated for each of the P pixels.
+  auto perChannel = [&](llvm::Type* element, llvm::Value* base, llvm::Value* index,
+                        unsigned align) -> llvm::Value* {
+    auto* type = llvm::FixedVectorType::get(element, unsigned(CB));
+    llvm::Value* v = ir.CreateAlignedLoad(type, ir.CreateInBoundsGEP(element, base, index),
+                                          llvm::Align(align));
+    if (P > 1) {
+      llvm::SmallVector<int, 64> repeat;
+      for (int64_t i = 0; i < L; ++i) repeat.push_back(int(i % CB));
+      v = ir.CreateShuffleVector(v, repeat);
+    }
+    return v;
+  };
+  auto loadWeights = [&](llvm::Value* index) {
+    return ir.CreateSExt(perChannel(i8, kb.bindingPointer(1), index, 1), v32);
+  };
+  auto loadWords = [&](llvm::Value* base, llvm::Value* index) {
+    return perChannel(i32, base, index, 4);
   };
 
   const QRescale rescale = qMakeRescale(kb);
@@ -74,7 +105,9 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
       q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
   // What the taps subtract from x: the zero point, unless the correction took it out.
   const int32_t subtracted = corrections ? 0 : q.inputZeroPoint;
-  const int64_t blocks = (g.C + L - 1) / L;
+  const int64_t blocks = (g.C + CB - 1) / CB;
+  // Output pixel groups per row (the last one ends at OW, overlapping the one before).
+  const int64_t groups = (g.OW + P - 1) / P;
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -90,11 +123,10 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
     }
     kb.forRange(0, blocks, [&](llvm::Value* block) {
       // The block's first channel; the last block ends at C.
-      llvm::Value* first = ir.CreateMul(block, kb.index(L));
-      first = ir.CreateSelect(ir.CreateICmpULT(first, kb.index(g.C - L)), first, kb.index(g.C - L));
+      llvm::Value* first = ir.CreateMul(block, kb.index(CB));
+      first = ir.CreateSelect(ir.CreateICmpULT(first, kb.index(g.C - CB)), first, kb.index(g.C - CB));
       std::vector<llvm::Value*> w;
-      for (int64_t t = 0; t < taps; ++t)
-        w.push_back(loadBytes(1, ir.CreateAdd(kb.index(t * g.C), first)));
+      for (int64_t t = 0; t < taps; ++t) w.push_back(loadWeights(ir.CreateAdd(kb.index(t * g.C), first)));
       // The accumulators' start: the correction and the bias (i32 addition commutes).
       llvm::Value* start = corrections ? loadWords(corrections, first) : splat(0);
       if (d.inputs.size() == 3) start = ir.CreateAdd(start, loadWords(kb.bindingPointer(2), first));
@@ -102,7 +134,11 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
                                            : splat(q.multipliers[0]);
       llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
 
-      kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      kb.forRange(0, groups, [&](llvm::Value* group) {
+        // The group's first pixel (the vector's lanes: pixels ow .. ow + P - 1, each CB channels).
+        llvm::Value* ow = ir.CreateMul(group, kb.index(P));
+        if (g.OW % P != 0)
+          ow = ir.CreateSelect(ir.CreateICmpULT(ow, kb.index(g.OW - P)), ow, kb.index(g.OW - P));
         llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
         // One output pixel; `border`: some taps may lie outside the image.
         auto pixel = [&](bool border) {
@@ -117,7 +153,24 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
                                                     kb.index(g.C))),
                   first);
               llvm::Value* x;
-              if (border) {
+              if (border && P > 1) {
+                // Pixel j's lanes read its tap where it lies inside the image, zx elsewhere: a
+                // masked load (the lanes left out are not read).
+                llvm::Value* pixelsInside = llvm::PoisonValue::get(
+                    llvm::FixedVectorType::get(ir.getInt1Ty(), unsigned(P)));
+                for (int64_t j = 0; j < P; ++j) {
+                  llvm::Value* in = ir.CreateAnd(rowInside[size_t(kh)],
+                                                 qInside(kb, ir.CreateAdd(iw, kb.index(j * g.sw)), g.W));
+                  pixelsInside = ir.CreateInsertElement(pixelsInside, in, uint64_t(j));
+                }
+                llvm::SmallVector<int, 64> byPixel;
+                for (int64_t i = 0; i < L; ++i) byPixel.push_back(int(i / CB));
+                llvm::Value* mask = ir.CreateShuffleVector(pixelsInside, byPixel);
+                llvm::Value* zx = llvm::ConstantInt::get(v8, uint64_t(uint8_t(q.inputZeroPoint)));
+                // Not `inbounds`: the lanes left out may lie before or past the input.
+                llvm::Value* address = ir.CreateGEP(i8, kb.bindingPointer(0), at);
+                x = ir.CreateSExt(ir.CreateMaskedLoad(v8, address, llvm::Align(1), mask, zx), v32);
+              } else if (border) {
                 llvm::Value* inside = ir.CreateAnd(rowInside[size_t(kh)], qInside(kb, iw, g.W));
                 // Outside: read the block's channels of pixel 0 (always there), use zx.
                 x = loadBytes(0, ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)));
@@ -138,16 +191,16 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
                                 ir.CreateInBoundsGEP(i8, kb.bindingPointer(kb.outputBinding()), out),
                                 llvm::Align(1));
         };
-        llvm::Value* columnsInside =
-            ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
-                         ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw)));
+        llvm::Value* columnsInside = ir.CreateAnd(
+            ir.CreateICmpSGE(iwStart, kb.index(0)),
+            ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw - (P - 1) * g.sw)));
         llvm::Value* interior = ir.CreateAnd(rowInterior, columnsInside);
         kb.ifThen(interior, [&] { pixel(false); });
         kb.ifThen(ir.CreateNot(interior), [&] { pixel(true); });
       });
     });
   });
-  return workgroupsFor(rows, g.OW * g.C * (taps + kRescaleWork));
+  return workgroupsFor(rows, g.OW * g.C * (taps + kRescaleWork / P));
 }
 
 }  // namespace kiln::codegen::detail

@@ -62,7 +62,7 @@ class KernelBuilder {
   llvm::Value* load(unsigned binding, ElemType type, llvm::Value* linearIndex);
   void store(unsigned binding, ElemType type, llvm::Value* linearIndex, llvm::Value* value);
 
-  // Address of element `linearIndex` of a binding, without the in-bounds promise (for masked
+  // Address of f32 element `linearIndex` of a binding, without the in-bounds promise (for masked
   // accesses whose disabled lanes may lie outside the binding).
   llvm::Value* elementAddress(unsigned binding, llvm::Value* linearIndex);
   // `lanes` consecutive f32 elements starting at linearIndex, as one vector.
