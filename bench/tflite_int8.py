@@ -75,6 +75,9 @@ def main():
     kilns = {"kiln": args.kiln}
     if args.baseline:
         kilns["baseline"] = args.baseline
+    for label, kiln in kilns.items():
+        if not (os.path.isfile(kiln) and os.access(kiln, os.X_OK)):
+            sys.exit(f"--{label}: {kiln} is not an executable kiln (build it: make build)")
     os.makedirs(args.work, exist_ok=True)
 
     summary = []
@@ -83,7 +86,7 @@ def main():
         model = os.path.join(args.testdata, "models", "mlperf-tiny", stem + ".tflite")
         artifacts = {}
         for label, kiln in kilns.items():
-            artifacts[label] = os.path.join(args.work, f"{name}.{label}.kiln")
+            artifacts[label] = os.path.join(args.work, f"{name}-{label}.kiln")
             sh([kiln, "compile", model, "-o", artifacts[label]])
         files = inputs(args.testdata, stem)
         for t in threads:

@@ -114,3 +114,22 @@ foreach(model_path ${_tflite_models})
                                              TIMEOUT 600)
   endforeach()
 endforeach()
+
+# The int8 convolutional models on AVX-VNNI without AVX-512 (the int8 kernels' 8-lane,
+# 16-register variant; the host tests above take AVX512-VNNI where the CPU has it), every
+# output and operator bit exact; skipped on a CPU without AVX-VNNI.
+foreach(_name visual_wake_words__vww_96_int8 keyword_spotting__kws_ref_model
+              image_classification__pretrainedResnet_quant streaming_wakeword__str_ww_ref_model)
+  set(_model ${_tflite_root}/models/mlperf-tiny/${_name}.tflite)
+  if(NOT EXISTS ${_model} OR NOT EXISTS ${_tflite_root}/refs/${_name}/seed1)
+    continue()
+  endif()
+  set(_test e2e.tflite.avxvnni.${_name})
+  add_test(NAME ${_test}
+           COMMAND ${KILN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tflite_case.py
+                   --kiln $<TARGET_FILE:kiln> --work ${CMAKE_BINARY_DIR}/e2e-tflite-avxvnni/${_name}
+                   --model ${_model} --refs ${_tflite_root}/refs/${_name}/seed1
+                   --compile-flag=--target=x86_64-v3 --compile-flag=--target-features=+avxvnni)
+  set_tests_properties(${_test} PROPERTIES LABELS "e2e;e2e-tflite" SKIP_RETURN_CODE 77
+                                           TIMEOUT 600)
+endforeach()

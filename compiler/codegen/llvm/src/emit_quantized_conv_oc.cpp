@@ -28,7 +28,6 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "codegen_error.h"
 #include "emit_quantized.h"
