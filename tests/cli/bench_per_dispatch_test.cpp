@@ -11,11 +11,13 @@
 // No timing is asserted beyond "the dispatch times add up to roughly the call".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "cli_fixture.h"
 #include "cli_runner.h"
+#include "npy.h"
 
 namespace kiln::clitest {
 namespace {
@@ -296,6 +298,43 @@ TEST_F(KilnBenchPerDispatch, FloorBesideTheCalls) {
   EXPECT_NE(traced.err.find("kiln: error: --floor sets plain calls beside the machine's own "
                             "jitter: not with --per-dispatch or --per-workgroup"),
             std::string::npos) << traced.err;
+}
+
+// --samples=FILE.npy: every timed call's latency in call order, the very numbers the
+// statistics come from (min, max and the nearest-rank p50 of the file equal the report's);
+// with --floor a second row holds the fixed work after each call.
+TEST_F(KilnBenchPerDispatch, SamplesFileHoldsEveryTimedCall) {
+  std::string file = path("samples.npy");
+  CliResult r = bench("digits.kiln", {"--samples=" + file, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  cli::HostTensor t = cli::readNpyFile(file);
+  ASSERT_EQ(t.type, cli::ElementType::F64);
+  ASSERT_EQ(t.shape, std::vector<int64_t>{200});
+  std::vector<double> v(200);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.elementAsDouble(i);
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_GT(sorted.front(), 0.0);
+  EXPECT_DOUBLE_EQ(sorted.front(), jsonNumber(r.out, "min_us"));
+  EXPECT_DOUBLE_EQ(sorted.back(), jsonNumber(r.out, "max_us"));
+  EXPECT_DOUBLE_EQ(sorted[99], jsonNumber(r.out, "p50_us"));  // nearest rank: the 100th of 200
+
+  std::string both = path("samples_floor.npy");
+  CliResult f = bench("digits.kiln", {"--samples=" + both, "--floor", "--json"});
+  ASSERT_EQ(f.exitCode, 0) << f.err;
+  cli::HostTensor tf = cli::readNpyFile(both);
+  ASSERT_EQ(tf.shape, (std::vector<int64_t>{2, 200}));
+  double floorMax = 0;
+  for (size_t i = 200; i < 400; ++i) floorMax = std::max(floorMax, tf.elementAsDouble(i));
+  EXPECT_GT(floorMax, 0.0);
+
+  CliResult empty = bench("digits.kiln", {"--samples="});
+  EXPECT_EQ(empty.exitCode, 1);
+  EXPECT_NE(empty.err.find("kiln: error: flag '--samples' needs a value (--samples=FILE.npy)"),
+            std::string::npos) << empty.err;
+  CliResult unwritable = bench("digits.kiln", {"--samples=/nonexistent-dir/s.npy"});
+  EXPECT_EQ(unwritable.exitCode, 1);
+  EXPECT_NE(unwritable.err.find("/nonexistent-dir/s.npy"), std::string::npos) << unwritable.err;
 }
 
 TEST_F(KilnBenchPerDispatch, DumpShowsFlops) {

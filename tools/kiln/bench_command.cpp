@@ -5,7 +5,8 @@
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
 // `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
 // another process interrupted, and `--floor` measures the machine's own jitter between the
-// calls (machine_floor.h). `--per-workgroup` times every workgroup by thread CPU time and
+// calls (machine_floor.h). `--samples=FILE.npy` saves every timed call's latency in call order,
+// so that slow calls can be told apart as phases or as single outliers. `--per-workgroup` times every workgroup by thread CPU time and
 // simulates the thread pool's schedule of those times (workgroup_profile.h).
 #include <sched.h>
 #include <sys/mman.h>
@@ -126,6 +127,25 @@ const char* floorWorkName(FloorKind kind) {
   }
 }
 
+// --samples=FILE.npy: the timed calls' latencies in microseconds, in call order, as f64;
+// with --floor a second row holds the fixed work timed after each call (shape 2 x N).
+void writeSamples(const std::string& path, const std::vector<double>& calls,
+                  const std::vector<double>& floorWork) {
+  HostTensor t;
+  t.type = ElementType::F64;
+  bool withFloor = !floorWork.empty();
+  if (withFloor)
+    t.shape = {2, int64_t(calls.size())};
+  else
+    t.shape = {int64_t(calls.size())};
+  t.data.resize((withFloor ? 2 : 1) * calls.size() * sizeof(double));
+  std::memcpy(t.data.data(), calls.data(), calls.size() * sizeof(double));
+  if (withFloor)
+    std::memcpy(t.data.data() + calls.size() * sizeof(double), floorWork.data(),
+                floorWork.size() * sizeof(double));
+  writeNpyFile(path, t);
+}
+
 void printStatsJson(JsonWriter& j, const LatencyStats& stats) {
   j.field("min_us", stats.min);
   j.field("p50_us", stats.p50);
@@ -154,6 +174,7 @@ int runBench(const ParsedArgs& args) {
   if (perWorkgroup && perDispatch)
     throw CliError("--per-workgroup and --per-dispatch time the calls in two different ways: "
                    "give one of them");
+  std::optional<std::string> samplesPath = args.value("samples");
   bool floor = args.flag("floor");
   if (floor && (perDispatch || perWorkgroup))
     throw CliError("--floor sets plain calls beside the machine's own jitter: not with "
@@ -276,6 +297,7 @@ int runBench(const ParsedArgs& args) {
     }
   }
   session.setTrace(nullptr);
+  if (samplesPath) writeSamples(*samplesPath, samples, floorSamples);
   LatencyStats floorStats = summarize(floorSamples);
   LatencyStats stats = summarize(samples);
   LatencyStats calm = summarize(unpreempted);
@@ -366,7 +388,7 @@ const Command& benchCommand() {
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
       "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu] | --per-workgroup] [--pin=CPU] "
       "[--lock-memory] "
-      "[--preemption] [--floor] [--json]",
+      "[--preemption] [--floor] [--samples=FILE.npy] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
@@ -401,7 +423,10 @@ const Command& benchCommand() {
       "calibrated to the median call's length; no runtime, no system call) and reports its\n"
       "p50, p99 and jitter: the machine's own jitter in the same seconds (host scheduling,\n"
       "frequency, interrupts, a sibling hardware thread), the floor under the calls'\n"
-      "(--seconds then takes about twice as long).",
+      "(--seconds then takes about twice as long).\n"
+      "--samples=FILE.npy saves every timed call's latency (microseconds, f64, in call order;\n"
+      "with --floor a 2 x N array whose second row is the fixed work after each call), to\n"
+      "tell slow phases of the machine from single slow calls.",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads (default 1: the calling thread)"},
@@ -416,6 +441,7 @@ const Command& benchCommand() {
         "clock of the per-dispatch times (default wall; thread-cpu: --threads=1 only)"},
        {"pin", FlagKind::Value, "CPU", "pin the calling thread to this CPU"},
        {"lock-memory", FlagKind::Bool, "", "lock all pages in RAM (mlockall)"},
+       {"samples", FlagKind::Value, "FILE.npy", "save every timed call's latency (us, f64)"},
        {"preemption", FlagKind::Bool, "",
         "count calls preempted by the scheduler; statistics of the others"},
        {"floor", FlagKind::Bool, "",
