@@ -3,6 +3,8 @@
 // microcontroller target, and --print-ir-after-all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli_runner.h"
@@ -90,6 +92,48 @@ TEST_F(KilnCompile, MicrocontrollerTargetWritesKernelObject) {
   EXPECT_NE(dump.out.find("target: arm (thumb), abi eabihf (hard float)"), std::string::npos)
       << dump.out;
   EXPECT_NE(dump.out.find("static library 'kiln_kernels'"), std::string::npos);
+}
+
+// `kiln dump --kernels-elf=FILE` writes the KERNELS section byte for byte: an ELF shared
+// object (ET_DYN) where `kiln dump --json` says the section is. A microcontroller artifact
+// names a static library instead, and the error says so.
+TEST_F(KilnCompile, DumpWritesTheKernelElf) {
+  std::string elf = path("kernels.so");
+  CliResult r = runKiln({"dump", path("digits.kiln"), "--kernels-elf=" + elf, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("-byte ELF shared object) to '" + elf + "'"), std::string::npos) << r.err;
+  size_t at = r.out.find("{\"name\":\"KERNELS\",\"offset\":");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  char* end = nullptr;
+  size_t offset = std::strtoull(r.out.c_str() + r.out.find(':', r.out.find("offset", at)) + 1,
+                                &end, 10);
+  size_t bytes = std::strtoull(r.out.c_str() + r.out.find(':', r.out.find("bytes", at)) + 1,
+                               &end, 10);
+  std::vector<uint8_t> artifact = cli::readFileBytes(path("digits.kiln"));
+  std::vector<uint8_t> written = cli::readFileBytes(elf);
+  ASSERT_EQ(written.size(), bytes);
+  ASSERT_LE(offset + bytes, artifact.size());
+  EXPECT_TRUE(std::equal(written.begin(), written.end(), artifact.begin() + long(offset)));
+  ASSERT_GT(written.size(), 64u);
+  EXPECT_EQ(written[0], 0x7f);
+  EXPECT_EQ(std::string(written.begin() + 1, written.begin() + 4), "ELF");
+  EXPECT_EQ(written[16], 3);  // e_type ET_DYN: the runtime maps a shared object
+
+  CliResult compiled = runKiln({"compile", example("model.onnx"), "-o", path("m33-dump.kiln"),
+                                "--target=cortex-m33"});
+  ASSERT_EQ(compiled.exitCode, 0) << compiled.err;
+  CliResult refused = runKiln({"dump", path("m33-dump.kiln"), "--kernels-elf=" + path("m.so")});
+  EXPECT_EQ(refused.exitCode, 1);
+  EXPECT_NE(refused.err.find("kiln: error: --kernels-elf: '" + path("m33-dump.kiln") +
+                             "' embeds no kernel ELF: its kernels are the static library "
+                             "'kiln_kernels', which the firmware links: disassemble the "
+                             "kernel object written beside the artifact"),
+            std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(path("m.so")));
+  CliResult unwritable = runKiln({"dump", path("digits.kiln"), "--kernels-elf=/nonexistent/k.so"});
+  EXPECT_EQ(unwritable.exitCode, 1);
+  EXPECT_NE(unwritable.err.find("cannot write '/nonexistent/k.so'"), std::string::npos)
+      << unwritable.err;
 }
 
 TEST_F(KilnCompile, RawTargetSettings) {

@@ -4,8 +4,12 @@
 // grouped into stages with each dispatch's bindings (and, from DEBUG, its name and the
 // compiler's cost: FLOPs, integer ops or elements), arena size and stack bound.
 #include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
 
 #include "artifact_reader.h"
+#include "cli_error.h"
 #include "command.h"
 #include "cost_text.h"
 #include "host_tensor.h"
@@ -289,10 +293,31 @@ void printJson(const std::string& path, const ArtifactSummary& a) {
   std::printf("%s\n", j.text().c_str());
 }
 
+// --kernels-elf=FILE: the KERNELS section as it is, the ELF shared object that the runtime
+// maps, so that the kernels' machine code can be read with objdump or perf.
+void writeKernelsElf(const std::string& path, const std::vector<uint8_t>& bytes,
+                     const ArtifactSummary& summary, const std::string& file) {
+  if (summary.kernelsStatic)
+    throw CliError("--kernels-elf: '" + path + "' embeds no kernel ELF: its kernels are the " +
+                   "static library '" + summary.staticLibraryName +
+                   "', which the firmware links: disassemble the kernel object written beside the artifact");
+  for (const kiln_section& s : summary.sections) {
+    if (s.kind != KILN_SECTION_KERNELS) continue;
+    // readArtifact checked that every section lies inside the file.
+    writeFileBytes(file, std::span<const uint8_t>(bytes.data() + s.offset, size_t(s.size)));
+    std::fprintf(stderr, "kiln: wrote the kernels (%llu-byte ELF shared object) to '%s'\n",
+                 static_cast<unsigned long long>(s.size), file.c_str());
+    return;
+  }
+  throw CliError("--kernels-elf: '" + path + "' has no KERNELS section");
+}
+
 int runDump(const ParsedArgs& args) {
   const std::string& path = args.positionals[0];
   std::vector<uint8_t> bytes = readFileBytes(path);
   ArtifactSummary summary = readArtifact(bytes, path);
+  if (std::optional<std::string> elf = args.value("kernels-elf"))
+    writeKernelsElf(path, bytes, summary, *elf);
   if (args.flag("json")) printJson(path, summary);
   else printText(path, summary);
   return 0;
@@ -304,14 +329,21 @@ const Command& dumpCommand() {
   static const Command command{
       "dump",
       "describe an artifact: target, sections and sizes, functions, schedule",
-      "kiln dump ARTIFACT [--json]",
+      "kiln dump ARTIFACT [--json] [--kernels-elf=FILE]",
       "Prints the artifact's header and target, its sections with their bytes and share of\n"
       "the file, the entry functions with their inputs and outputs, the kernel signatures, the\n"
       "schedule of each function disassembled in order and grouped into stages (dispatches of\n"
       "one stage are independent), each dispatch's bindings, the arena size and the stack\n"
-      "bound. The artifact is not loaded, so artifacts for any target can be dumped.",
+      "bound. The artifact is not loaded, so artifacts for any target can be dumped.\n"
+      "\n"
+      "--kernels-elf=FILE also writes the KERNELS section, the ELF shared object that holds the\n"
+      "kernels' machine code, to FILE for objdump or perf (stripped: only the query symbol\n"
+      "kiln_kernel_library_query is named); a microcontroller or static-library artifact has\n"
+      "none (its kernels are an object that the firmware links).",
       {{"json", FlagKind::Bool, "", "print one JSON object (sections, functions, dispatches, "
-                                    "arena_bytes, ...) instead of text"}},
+                                    "arena_bytes, ...) instead of text"},
+       {"kernels-elf", FlagKind::Value, "FILE",
+        "write the embedded kernel ELF (the KERNELS section) to FILE"}},
       1,
       runDump};
   return command;
