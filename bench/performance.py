@@ -27,6 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import jitter_phases  # noqa: E402
 import onnx_nodes  # noqa: E402
 
 MODELS = ["digits", "mnist_cnn", "mobilenet_v2", "resnet18", "squeezenet1_1"]
@@ -296,11 +297,18 @@ def jitterStudy(args, model):
                 ("--pin=1 --lock-memory", ["--pin=1", "--lock-memory"]),
                 ("--floor", ["--floor"])]
     results = {name: [] for name, _ in variants}
+    phases = []  # the --floor rounds' samples read by bench/jitter_phases.py
+    samples = os.path.join(args.work, f"{model}_samples.npy")
     for _ in range(args.rounds):
         for name, extra in variants:
+            if name == "--floor":
+                extra = extra + [f"--samples={samples}"]
             r = kilnBench(args, artifact, modelInput(args, model),
                           ["--threads=1", f"--seconds={args.seconds}", "--preemption"] + extra)
             results[name].append(r)
+            if name == "--floor":
+                calls, floor = jitter_phases.readNpy(samples)
+                phases.append(jitter_phases.analyse(calls, floor, 1.10))
     summary = []
     for name, _ in variants:
         runs = results[name]
@@ -316,6 +324,8 @@ def jitterStudy(args, model):
                         "floor_jitter": medianOf(r.get("floor_jitter") for r in runs),
                         "floor_jitters": [r["floor_jitter"] for r in runs
                                           if "floor_jitter" in r]})
+        if name == "--floor":
+            summary[-1]["phases"] = phases
     return summary
 
 
@@ -574,6 +584,9 @@ def writeJitterTable(L, args, model, jitter):
              "multiply-adds on operands in L1), so its p99/p50 is the machine's own jitter in "
              "the same seconds (the host scheduling the virtual CPU away, frequency changes, "
              "interrupts, a sibling hardware thread), which no runtime can go below.")
+    phases = next((j["phases"] for j in jitter if j.get("phases")), None)
+    if phases:
+        writePhasesTable(L, phases)
     L.append("\n`--pin=CPU` pins the calling thread (which runs every kernel at 1 thread) with "
              "sched_setaffinity, so the scheduler does not migrate it between calls; "
              "`--lock-memory` mlockall()s the process so that no call takes a page fault. "
@@ -582,6 +595,29 @@ def writeJitterTable(L, args, model, jitter):
              "calls would evict the caches the next call needs), and the warm-up has already "
              "touched every page of the arena, inputs and outputs. What remains on a shared VM "
              "is the other tenants: see docs/benchmarks.md.\n")
+
+
+def writePhasesTable(L, phases):
+    """When the slow calls of the --floor rounds happened (bench/jitter_phases.py)."""
+    L.append("\nWhen the slow calls happened, in the `--floor` rounds (`kiln bench --samples`, "
+             "read by `bench/jitter_phases.py`): a call is slow above 1.10 x the round's p50; "
+             "slow calls less than 20 calls apart form a group, and a group spanning at least "
+             "50 calls is a *phase*. In a phase, the fixed work timed after each call shows "
+             "whether the machine slowed down as a whole.\n")
+    L.append("| round | p99/p50 | slow calls | of them in phases | phases (longest) | "
+             "calls in phases | call in phases / outside | floor in phases / outside | "
+             "p99/p50 outside the phases |")
+    L.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for i, r in enumerate(phases, 1):
+        longest = f" ({r['phase_ms_max']:.1f} ms)" if r["phases"] else ""
+        slowIn = (f"{100 * r['slow_in_phases'] / r['slow_calls']:.0f} %"
+                  if r["slow_calls"] else "-")
+        L.append(f"| {i} | {r['jitter']:.2f} | {100 * r['slow_share']:.2f} % | {slowIn} | "
+                 f"{r['phases']}{longest} | {100 * r['phase_share']:.2f} % | "
+                 f"{jitter_phases.ratio(r['median_in_phases_us'], r['median_outside_us'])} | "
+                 f"{jitter_phases.ratio(r.get('floor_median_in_phases_us'), r.get('floor_median_outside_us'))} | "
+                 + (f"{r['outside_jitter']:.2f}" if r["outside_jitter"] is not None else "-")
+                 + " |")
 
 
 def main():

@@ -53,7 +53,16 @@ def main():
                "calm_jitter": 1.05},
                             {"variant": "--floor", "p50": 101.0, "p99": 110.0, "jitter": 1.09,
                "jitters": [1.09, 1.10, 1.07], "preempted": 0.0, "calm_p99": 110.0,
-               "calm_jitter": 1.09, "floor_jitter": 1.03, "floor_jitters": [1.02, 1.03, 1.04]}]}
+               "calm_jitter": 1.09, "floor_jitter": 1.03, "floor_jitters": [1.02, 1.03, 1.04],
+               "phases": [{"jitter": 1.30, "slow_calls": 400, "slow_share": 0.04,
+                           "slow_in_phases": 300, "phases": 2, "phase_ms_max": 12.5,
+                           "phase_share": 0.03, "median_in_phases_us": 121.0,
+                           "median_outside_us": 100.0, "floor_median_in_phases_us": 110.0,
+                           "floor_median_outside_us": 100.0, "outside_jitter": 1.04},
+                          {"jitter": 1.02, "slow_calls": 0, "slow_share": 0.0,
+                           "slow_in_phases": 0, "phases": 0, "phase_ms_max": None,
+                           "phase_share": 0.0, "median_in_phases_us": None,
+                           "median_outside_us": 100.0, "outside_jitter": 1.02}]}]}
     slowest = {"resnet18": {"sum_us": 18000.0, "count": 2, "top": [
         {"index": 2, "node": "/layer1/layer1.0/conv1/Conv (Conv)", "name": "Conv+Relu",
          "share": 0.16, "median_us": 2890.0, "cost_kind": "flops", "cost": 231211008,
@@ -97,6 +106,9 @@ def main():
         "| plain | 100.0 µs | 108.0 µs | 1.08 | 1.08, 1.09, 1.07 | 1.0 % | 105.0 µs | 1.05 | - |",
         "| --floor | 101.0 µs | 110.0 µs | 1.09 | 1.09, 1.10, 1.07 | 0.0 % | 110.0 µs | 1.09 | "
         "1.03 (1.02, 1.03, 1.04) |",
+        # 300 of 400 slow calls in phases = 75 %; 121 / 100 = x1.21, the floor 110 / 100
+        "| 1 | 1.30 | 4.00 % | 75 % | 2 (12.5 ms) | 3.00 % | x1.21 | x1.10 | 1.04 |",
+        "| 2 | 1.02 | 0.00 % | - | 0 | 0.00 % | - | - | 1.02 |",
         "```\ncompare output\n```",
     ]
     missing = [e for e in expected if e not in text]
