@@ -46,10 +46,12 @@ TEST(CliErrors, MissingValuesAndArguments) {
               "flag '--threads' needs a value (--threads=N)");
   expectError({"bench", f().elf, "--iterations="},
               "flag '--iterations' needs a value (--iterations=N)");
-  expectError({"dump"}, "'kiln dump' needs a file argument (usage: kiln dump ARTIFACT [--json])");
+  expectError({"dump"}, "'kiln dump' needs a file argument (usage: kiln dump ARTIFACT [--json] "
+                        "[--kernels-elf=FILE])");
   expectError({"dump", f().elf, f().elf},
               "unexpected argument '" + f().elf +
-                  "' for 'kiln dump' (usage: kiln dump ARTIFACT [--json])");
+                  "' for 'kiln dump' (usage: kiln dump ARTIFACT [--json] "
+                  "[--kernels-elf=FILE])");
   expectError({"run", f().elf, "--threads=1", "--threads=2"},
               "flag '--threads' given more than once");
 }
