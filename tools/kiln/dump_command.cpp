@@ -1,8 +1,8 @@
 // `kiln dump ARTIFACT [--json] [--kernels-elf=FILE]`: what an artifact contains, read without
 // loading it (so it works for any target): header and target, sections with their bytes and
 // share of the file, functions with their signatures, kernel signatures, the schedule
-// disassembled in order and grouped into stages with each dispatch's bindings (and, from DEBUG, its name and the
-// compiler's cost: FLOPs, integer ops or elements), arena size and stack bound.
+// disassembled in order and grouped into stages with each dispatch's bindings (and, from DEBUG,
+// its name and the compiler's cost: FLOPs, integer ops or elements), arena size and stack bound.
 #include <cstdio>
 #include <optional>
 #include <span>
