@@ -165,6 +165,22 @@ def workSplit(args):
     return result
 
 
+def crossCoreRead(bench):
+    """GB/s at which CPU 0 reads 800 KB that CPU 1 has just written
+    (bench/cross_core_read_bench.cpp), or None. A virtual machine's two vCPUs may sit on one core complex (a shared L3: here 70 GB/s
+    or so) or on two (the data crosses the fabric: 20-25 GB/s), and the host moves them between
+    the two for minutes at a time; every stage of a 2-thread call reads what the other thread
+    wrote."""
+    if not bench:
+        return None
+    result = sh([bench, "--benchmark_format=json", "--benchmark_min_time=0.2",
+                 "--benchmark_filter=^BM_ReadAfterOtherCoreWrote/800/manual_time$"], check=False)
+    if result.returncode != 0:
+        return None
+    runs = [b for b in json.loads(result.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
+    return runs[0]["bytes_per_second"] / 1e9 if runs else None
+
+
 def pairedSpeedup(args):
     """ResNet-18's 2-thread speed-up measured in pairs: R rounds of kiln at 1 and at 2 threads and
     ONNX Runtime at 1 and at 2 threads, back to back (every other round the 2-thread runs first,
@@ -187,6 +203,7 @@ def pairedSpeedup(args):
                           f"--threads={t}", f"--seconds={args.seconds}", "--json"]}
     runs = {who: [] for who in commands}
     floor = []
+    crossCore = []  # per round: GB/s of reads of what the other CPU wrote
     for r in range(args.rounds):
         order = (1, 2) if r % 2 == 0 else (2, 1)
         for who, command in commands.items():
@@ -198,7 +215,10 @@ def pairedSpeedup(args):
         if args.floor_bench:
             floor.append(json.loads(sh([args.floor_bench, "--benchmark_format=json"]).stdout)
                          ["benchmarks"][0])
+        crossCore.append(crossCoreRead(args.cross_core_bench))
     result = {}
+    if any(x is not None for x in crossCore):
+        result["cross_core_gbps"] = crossCore
     if floor:
         result["floor"] = {"ratios": [b["speedup_p50"] for b in floor],
                            "median": statistics.median(b["speedup_p50"] for b in floor),
@@ -462,6 +482,15 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
                  f"2-thread p50 is {k['spread_2t']:.2f}x its fastest call for kiln and "
                  f"{o['spread_2t']:.2f}x for ONNX Runtime: the slow phases of this shared host "
                  "take that much more from a 2-thread call.")
+        cross = paired.get("cross_core_gbps")
+        if cross:
+            L.append("- How fast one CPU read what the other wrote, after each round "
+                     "(`build/bin/kiln_cross_core_read_bench`, 800 KB): "
+                     + ", ".join("-" if x is None else f"{x:.0f}" for x in cross)
+                     + " GB/s. About 70 GB/s when the host runs the two vCPUs on one core "
+                     "complex (a shared L3), 20-25 GB/s when on two; every stage of a 2-thread "
+                     "call reads data the other thread wrote, so the 2-thread rounds are slower "
+                     "in the second case (docs/benchmarks.md).")
         f = paired.get("floor")
         if f:
             L.append("- The machine's own ceiling, in the same rounds: a call of ResNet-18's shape "
@@ -638,6 +667,8 @@ def main():
     if not args.floor_bench:
         candidate = os.path.join(os.path.dirname(args.kiln), "kiln_two_thread_floor_bench")
         args.floor_bench = candidate if os.access(candidate, os.X_OK) else None
+    candidate = os.path.join(os.path.dirname(args.kiln), "kiln_cross_core_read_bench")
+    args.cross_core_bench = candidate if os.access(candidate, os.X_OK) else None
     for tool in (args.kiln, args.fma_bench):
         if not os.access(tool, os.X_OK):
             sys.exit(f"performance: {tool} not found (build the kiln and kiln_fma_peak_bench "
