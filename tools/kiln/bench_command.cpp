@@ -5,9 +5,10 @@
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
 // `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
 // another process interrupted, and `--floor` measures the machine's own jitter between the
-// calls (machine_floor.h). `--samples=FILE.npy` saves every timed call's latency in call order,
-// so that slow calls can be told apart as phases or as single outliers. `--per-workgroup` times every workgroup by thread CPU time and
-// simulates the thread pool's schedule of those times (workgroup_profile.h).
+// calls (machine_floor.h). `--samples=FILE.npy` saves every timed call's latency in call
+// order, so that slow calls can be told apart as phases or as single outliers.
+// `--per-workgroup` times every workgroup by thread CPU time and simulates the thread pool's
+// schedule of those times (workgroup_profile.h).
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
