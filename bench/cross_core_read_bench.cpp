@@ -2,7 +2,8 @@
 // itself: what a thread of the pool pays when a stage's work item reads what the previous
 // stage's items on the other thread produced (docs/benchmarks.md, "What two threads lose").
 // The timed thread runs on CPU 0; a helper pinned to CPU 1 writes the buffer between timed
-// reads (only the read is timed). Linux, two CPUs or more. Run by hand:
+// reads (only the read is timed); BM_Write* time overwriting the buffer instead (the other
+// core's lines must first leave its cache). Linux, two CPUs or more. Run by hand:
 //   build-*/bin/kiln_cross_core_read_bench
 // BM_ReadAgain reads a buffer that nothing writes between reads, from 2 MB to past the L3:
 // how much of the last-level cache one core of a shared host gets (ResNet-18's 54 MB of weights,
@@ -78,7 +79,8 @@ class OtherCore {
   std::thread thread_;
 };
 
-void readAfter(benchmark::State& state, bool otherCoreWrote) {
+// Reads (or, with timedWrite, overwrites) the buffer after the other core or this one wrote it.
+void timedAfter(benchmark::State& state, bool otherCoreWrote, bool timedWrite) {
   if (!pinTo(0)) {
     state.SkipWithError("cannot pin to CPU 0");
     return;
@@ -98,21 +100,31 @@ void readAfter(benchmark::State& state, bool otherCoreWrote) {
       writeAll(buffer, 2.0f);
     }
     auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(readAll(buffer));
+    if (timedWrite)
+      writeAll(buffer, 3.0f);
+    else
+      benchmark::DoNotOptimize(readAll(buffer));
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(buffer.size() * sizeof(float)));
 }
 
-void BM_ReadAfterOtherCoreWrote(benchmark::State& state) { readAfter(state, true); }
-void BM_ReadAfterThisCoreWrote(benchmark::State& state) { readAfter(state, false); }
+void BM_ReadAfterOtherCoreWrote(benchmark::State& state) { timedAfter(state, true, false); }
+void BM_ReadAfterThisCoreWrote(benchmark::State& state) { timedAfter(state, false, false); }
+// Writing lines the other core holds first takes them from its cache: what a stage pays when
+// its output lands where the other thread wrote the tensor before (the arena's regions are
+// reused from tensor to tensor).
+void BM_WriteAfterOtherCoreWrote(benchmark::State& state) { timedAfter(state, true, true); }
+void BM_WriteAfterThisCoreWrote(benchmark::State& state) { timedAfter(state, false, true); }
 
 // 64 KB to 2 MB: a work item's share of a layer's activations, around a Zen core's 1 MB L2.
 BENCHMARK(BM_ReadAfterOtherCoreWrote)->Arg(64)->Arg(256)->Arg(400)->Arg(800)->Arg(2048)
     ->UseManualTime();
 BENCHMARK(BM_ReadAfterThisCoreWrote)->Arg(64)->Arg(256)->Arg(400)->Arg(800)->Arg(2048)
     ->UseManualTime();
+BENCHMARK(BM_WriteAfterOtherCoreWrote)->Arg(256)->Arg(800)->UseManualTime();
+BENCHMARK(BM_WriteAfterThisCoreWrote)->Arg(256)->Arg(800)->UseManualTime();
 
 // A buffer read over and over, written once before: the rate falls from the L2's to the
 // L3's to memory's as the buffer outgrows each.
