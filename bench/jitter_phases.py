@@ -28,8 +28,11 @@ PHASE = 50    # a group spanning at least this many calls is a phase
 
 def readNpy(path):
     """A little-endian f64 .npy of shape (N,) or (2, N): (calls, floor or None)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        sys.exit(f"jitter_phases: cannot read '{path}': {e.strerror}")
     if data[:6] != b"\x93NUMPY":
         sys.exit(f"jitter_phases: '{path}' is not a .npy file")
     major = data[6]
@@ -45,6 +48,8 @@ def readNpy(path):
                  "samples of `kiln bench --samples`")
     shape = tuple(header["shape"])
     count = math.prod(shape)
+    if len(data) < start + header_len + 8 * count:
+        sys.exit(f"jitter_phases: '{path}' is truncated: its header promises {count} samples")
     values = struct.unpack_from(f"<{count}d", data, start + header_len)
     if len(shape) == 1:
         return list(values), None

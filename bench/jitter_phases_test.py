@@ -2,7 +2,7 @@
 """bench/jitter_phases.py on hand-built sample files: a run of 10,000 calls of 1.0 us with
 one phase of 200 calls at 1.3 us (the floor's work 1.1 us in it) and 30 isolated calls of 2.0 us,
 300 calls apart; the figures below are counted by hand. Also its errors: a file of another
-dtype, and too few calls."""
+dtype, too few calls, a missing file and a truncated one."""
 import os
 import struct
 import subprocess
@@ -88,6 +88,21 @@ class JitterPhases(unittest.TestCase):
                              capture_output=True, text=True)
         self.assertEqual(out.returncode, 1)
         self.assertIn(f"jitter_phases: '{few}' has 20 calls; at least 100 are needed", out.stderr)
+        missing = os.path.join(self.dir, "missing.npy")
+        out = subprocess.run([sys.executable, os.path.join(HERE, "jitter_phases.py"), missing],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn(f"jitter_phases: cannot read '{missing}': No such file or directory",
+                      out.stderr)
+        truncated = os.path.join(self.dir, "truncated.npy")
+        writeNpy(truncated, [1.0] * 200, "(200,)")
+        with open(truncated, "r+b") as f:
+            f.truncate(os.path.getsize(truncated) - 8)
+        out = subprocess.run([sys.executable, os.path.join(HERE, "jitter_phases.py"), truncated],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn(f"jitter_phases: '{truncated}' is truncated: its header promises 200 "
+                      "samples", out.stderr)
 
 
 if __name__ == "__main__":

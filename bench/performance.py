@@ -29,6 +29,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import jitter_phases  # noqa: E402
 import onnx_nodes  # noqa: E402
+import two_thread_phases  # noqa: E402
 
 MODELS = ["digits", "mnist_cnn", "mobilenet_v2", "resnet18", "squeezenet1_1"]
 # The small CNNs whose jitter is measured: examples/digits (Conv-Conv-Pool-MLP on 8x8 images,
@@ -165,22 +166,6 @@ def workSplit(args):
     return result
 
 
-def crossCoreRead(bench):
-    """GB/s at which CPU 0 reads 800 KB that CPU 1 has just written
-    (bench/cross_core_read_bench.cpp), or None. A virtual machine's two vCPUs may sit on one core complex (a shared L3: here 70 GB/s
-    or so) or on two (the data crosses the fabric: 20-25 GB/s), and the host moves them between
-    the two for minutes at a time; every stage of a 2-thread call reads what the other thread
-    wrote."""
-    if not bench:
-        return None
-    result = sh([bench, "--benchmark_format=json", "--benchmark_min_time=0.2",
-                 "--benchmark_filter=^BM_ReadAfterOtherCoreWrote/800/manual_time$"], check=False)
-    if result.returncode != 0:
-        return None
-    runs = [b for b in json.loads(result.stdout)["benchmarks"] if b.get("run_type") == "iteration"]
-    return runs[0]["bytes_per_second"] / 1e9 if runs else None
-
-
 def pairedSpeedup(args):
     """ResNet-18's 2-thread speed-up measured in pairs: R rounds of kiln at 1 and at 2 threads and
     ONNX Runtime at 1 and at 2 threads, back to back (every other round the 2-thread runs first,
@@ -215,7 +200,8 @@ def pairedSpeedup(args):
         if args.floor_bench:
             floor.append(json.loads(sh([args.floor_bench, "--benchmark_format=json"]).stdout)
                          ["benchmarks"][0])
-        crossCore.append(crossCoreRead(args.cross_core_bench))
+        crossCore.append(two_thread_phases.crossCoreRate(args.cross_core_bench)
+                         if args.cross_core_bench else None)
     result = {}
     if any(x is not None for x in crossCore):
         result["cross_core_gbps"] = crossCore

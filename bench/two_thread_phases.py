@@ -33,12 +33,16 @@ def run(command):
 
 
 def crossCoreRate(bench):
-    out = run([bench, "--benchmark_format=json", "--benchmark_min_time=0.2",
-               "--benchmark_filter=^BM_ReadAfterOtherCoreWrote/800/manual_time$"])
-    runs = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"]
-    if not runs:
-        sys.exit(f"two_thread_phases: {bench} reported no BM_ReadAfterOtherCoreWrote/800")
-    return runs[0]["bytes_per_second"] / 1e9
+    """GB/s at which CPU 0 reads 800 KB that CPU 1 has just written
+    (bench/cross_core_read_bench.cpp), or None when the benchmark cannot run (one CPU, say)."""
+    result = subprocess.run([bench, "--benchmark_format=json", "--benchmark_min_time=0.2",
+                             "--benchmark_filter=^BM_ReadAfterOtherCoreWrote/800/manual_time$"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        return None
+    runs = [b for b in json.loads(result.stdout)["benchmarks"]
+            if b.get("run_type") == "iteration" and not b.get("error_occurred")]
+    return runs[0]["bytes_per_second"] / 1e9 if runs else None
 
 
 def summarize(rounds, artifacts, split):
@@ -85,6 +89,9 @@ def main():
     rounds = []
     for r in range(args.rounds):
         gbps = crossCoreRate(bench)
+        if gbps is None:
+            sys.exit(f"two_thread_phases: {bench} could not measure the cross-core read rate "
+                     "(it needs two CPUs it may pin threads to)")
         order = args.artifacts[r % len(args.artifacts):] + args.artifacts[:r % len(args.artifacts)]
         runs = {}
         for artifact in order:

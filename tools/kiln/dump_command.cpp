@@ -300,7 +300,8 @@ void writeKernelsElf(const std::string& path, const std::vector<uint8_t>& bytes,
   if (summary.kernelsStatic)
     throw CliError("--kernels-elf: '" + path + "' embeds no kernel ELF: its kernels are the " +
                    "static library '" + summary.staticLibraryName +
-                   "', which the firmware links: disassemble the kernel object written beside the artifact");
+                   "', which the firmware links: disassemble the kernel object written "
+                   "beside the artifact");
   for (const kiln_section& s : summary.sections) {
     if (s.kind != KILN_SECTION_KERNELS) continue;
     // readArtifact checked that every section lies inside the file.
