@@ -1,0 +1,148 @@
+// What it costs two threads when their shares of one tensor alternate in memory, though
+// neither ever touches the other's bytes (Google Benchmark; a measurement, not a test).
+//
+// A stage: each thread reads its share of tensor X and writes the same share of tensor Y, then
+// both wait at a spin barrier, and the next stage swaps X and Y, as consecutive convolutions
+// split the same way do. The tensor is ResNet-18 layer2's activation, 128 planes of 28 x 28
+// floats (392 KB). Layouts (first argument):
+//   0, rows: every plane split at row 12, the first 1344 bytes the timed thread's and the
+//      rest the helper's, as a split by output rows (the Winograd row tasks, the direct
+//      convolutions' pixel groups) leaves a planar (NCHW) tensor: 256 alternations;
+//   1, channels: planes 0-63 the timed thread's, 64-127 the helper's, as a split by output
+//      channels does: one alternation.
+// The second argument pads the row layout: that many untouched bytes between the shares
+// (before the helper's rows and after them). On a Zen 4 VM whose two vCPUs the host put on
+// two core complexes, the row layout took ~70 us a stage against ~4.5 for the channel one
+// (~0.25 us per alternation), 16 with 1 KB of padding; on one complex 17-19 against 4.3
+// (docs/benchmarks.md, "Whose bytes a share of a tensor lies beside"). The lines a thread's
+// hardware prefetchers fetch past the end of its share are the other core's, which must then
+// win them back before it writes them.
+//
+// The timed thread runs on CPU 0, the helper on CPU 1. Linux, two CPUs or more. Run by hand:
+//   build-*/bin/kiln_split_layout_bench
+#include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+constexpr size_t kPlanes = 128;
+constexpr size_t kPlaneBytes = 28 * 28 * sizeof(float);
+constexpr size_t kFirstShare = 12 * 28 * sizeof(float);  // rows 0-11
+
+bool pinTo(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+struct Layout {
+  bool rows = true;
+  size_t gap = 0;  // untouched bytes on both sides of the helper's share of a plane (rows)
+
+  size_t planeStride() const { return rows ? kPlaneBytes + 2 * gap : kPlaneBytes; }
+  size_t bytes() const { return kPlanes * planeStride(); }
+  // The byte range [offset, offset + length) of thread t's share of plane p (rows), or of
+  // the t-th half of the tensor (channels, p == 0 only).
+  void share(int t, size_t p, size_t& offset, size_t& length) const {
+    if (!rows) {
+      offset = t == 0 ? 0 : kPlanes / 2 * kPlaneBytes;
+      length = kPlanes / 2 * kPlaneBytes;
+      return;
+    }
+    offset = p * planeStride() + (t == 0 ? 0 : kFirstShare + gap);
+    length = t == 0 ? kFirstShare : kPlaneBytes - kFirstShare;
+  }
+  size_t shares() const { return rows ? kPlanes : 1; }
+};
+
+// One stage of thread t: its shares of `from`, scaled, into the same bytes of `to`.
+void stage(const Layout& layout, int t, const char* from, char* to) {
+  for (size_t p = 0; p < layout.shares(); ++p) {
+    size_t offset, length;
+    layout.share(t, p, offset, length);
+    const float* in = reinterpret_cast<const float*>(from + offset);
+    float* out = reinterpret_cast<float*>(to + offset);
+    for (size_t i = 0; i < length / sizeof(float); ++i) out[i] = in[i] * 0.5f + 1.0f;
+  }
+}
+
+// A sense-reversing spin barrier for two threads.
+class Barrier {
+ public:
+  void arriveAndWait(bool& sense) {
+    sense = !sense;
+    if (count_.fetch_add(1, std::memory_order_acq_rel) == 1) {
+      count_.store(0, std::memory_order_relaxed);
+      sense_.store(sense, std::memory_order_release);
+      return;
+    }
+    while (sense_.load(std::memory_order_acquire) != sense) {
+    }
+  }
+
+ private:
+  alignas(64) std::atomic<int> count_{0};
+  alignas(64) std::atomic<bool> sense_{false};
+};
+
+void BM_SplitLayout(benchmark::State& state) {
+  Layout layout;
+  layout.rows = state.range(0) == 0;
+  layout.gap = size_t(state.range(1));
+  const size_t bytes = layout.bytes();
+  char* x = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+  char* y = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+  memset(x, 0, bytes);
+  memset(y, 0, bytes);
+  if (!pinTo(0)) {
+    state.SkipWithError("cannot pin to CPU 0");
+    return;
+  }
+  Barrier barrier;
+  std::atomic<bool> stop{false}, helperPinned{false};
+  std::thread helper([&] {
+    helperPinned.store(pinTo(1));
+    bool sense = false;
+    for (bool odd = false;; odd = !odd) {
+      barrier.arriveAndWait(sense);  // the stage starts
+      if (stop.load(std::memory_order_relaxed)) return;
+      stage(layout, 1, odd ? y : x, odd ? x : y);
+      barrier.arriveAndWait(sense);  // the stage ends
+    }
+  });
+  bool sense = false, odd = false;
+  for (auto _ : state) {
+    barrier.arriveAndWait(sense);
+    stage(layout, 0, odd ? y : x, odd ? x : y);
+    barrier.arriveAndWait(sense);
+    odd = !odd;
+  }
+  stop.store(true);
+  barrier.arriveAndWait(sense);
+  helper.join();
+  if (!helperPinned.load()) state.SkipWithError("cannot pin the helper to CPU 1");
+  state.counters["alternations"] = double(layout.rows ? 2 * kPlanes : 1);
+  free(x);
+  free(y);
+}
+
+BENCHMARK(BM_SplitLayout)
+    ->ArgNames({"channels", "gap"})
+    ->Args({0, 0})
+    ->Args({0, 256})
+    ->Args({0, 1024})
+    ->Args({1, 0})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
