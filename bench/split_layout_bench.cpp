@@ -9,12 +9,15 @@
 //      rest the helper's, as a split by output rows (the Winograd row tasks, the direct
 //      convolutions' pixel groups) leaves a planar (NCHW) tensor: 256 alternations;
 //   1, channels: planes 0-63 the timed thread's, 64-127 the helper's, as a split by output
-//      channels does: one alternation.
+//      channels does: one alternation;
+//   2, blocked rows: the same row split of a channel-blocked tensor (NCHW16c: 8 blocks of 16
+//      channels, each block's rows of 16 interleaved channels contiguous): 16 alternations.
 // The second argument pads the row layout: that many untouched bytes between the shares
 // (before the helper's rows and after them). On a Zen 4 VM whose two vCPUs the host put on
 // two core complexes, the row layout took ~70 us a stage against ~4.5 for the channel one
-// (~0.25 us per alternation), 16 with 1 KB of padding; on one complex 17-19 against 4.3
-// (docs/benchmarks.md, "Whose bytes a share of a tensor lies beside"). The lines a thread's
+// (~0.25 us per alternation), 8-9 with 1 KB of padding, ~10 blocked; on one complex 17-19
+// against 4.3, blocked ~6 (docs/benchmarks.md, "Whose bytes a share of a tensor lies
+// beside"). The lines a thread's
 // hardware prefetchers fetch past the end of its share are the other core's, which must then
 // win them back before it writes them.
 //
@@ -43,31 +46,44 @@ bool pinTo(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
+constexpr size_t kBlockChannels = 16;  // the blocked layout's channels per block
+
+enum class Split { Rows, Channels, BlockedRows };
+
 struct Layout {
-  bool rows = true;
+  Split split = Split::Rows;
   size_t gap = 0;  // untouched bytes on both sides of the helper's share of a plane (rows)
 
-  size_t planeStride() const { return rows ? kPlaneBytes + 2 * gap : kPlaneBytes; }
-  size_t bytes() const { return kPlanes * planeStride(); }
-  // The byte range [offset, offset + length) of thread t's share of plane p (rows), or of
-  // the t-th half of the tensor (channels, p == 0 only).
-  void share(int t, size_t p, size_t& offset, size_t& length) const {
-    if (!rows) {
-      offset = t == 0 ? 0 : kPlanes / 2 * kPlaneBytes;
-      length = kPlanes / 2 * kPlaneBytes;
+  // Planes (rows), blocks of kBlockChannels planes (blocked rows), or halves (channels).
+  size_t unitBytes() const {
+    if (split == Split::BlockedRows) return kBlockChannels * kPlaneBytes;
+    return split == Split::Rows ? kPlaneBytes : kPlanes / 2 * kPlaneBytes;
+  }
+  size_t units() const {
+    if (split == Split::BlockedRows) return kPlanes / kBlockChannels;
+    return split == Split::Rows ? kPlanes : 1;
+  }
+  size_t stride() const { return split == Split::Rows ? kPlaneBytes + 2 * gap : unitBytes(); }
+  size_t bytes() const { return split == Split::Channels ? 2 * unitBytes() : units() * stride(); }
+  // The byte range [offset, offset + length) of thread t's share of unit u.
+  void share(int t, size_t u, size_t& offset, size_t& length) const {
+    if (split == Split::Channels) {
+      offset = t == 0 ? 0 : unitBytes();
+      length = unitBytes();
       return;
     }
-    offset = p * planeStride() + (t == 0 ? 0 : kFirstShare + gap);
-    length = t == 0 ? kFirstShare : kPlaneBytes - kFirstShare;
+    const size_t first = split == Split::Rows ? kFirstShare : kBlockChannels * kFirstShare;
+    offset = u * stride() + (t == 0 ? 0 : first + gap);
+    length = t == 0 ? first : unitBytes() - first;
   }
-  size_t shares() const { return rows ? kPlanes : 1; }
+  size_t alternations() const { return split == Split::Channels ? 1 : 2 * units(); }
 };
 
 // One stage of thread t: its shares of `from`, scaled, into the same bytes of `to`.
 void stage(const Layout& layout, int t, const char* from, char* to) {
-  for (size_t p = 0; p < layout.shares(); ++p) {
+  for (size_t u = 0; u < layout.units(); ++u) {
     size_t offset, length;
-    layout.share(t, p, offset, length);
+    layout.share(t, u, offset, length);
     const float* in = reinterpret_cast<const float*>(from + offset);
     float* out = reinterpret_cast<float*>(to + offset);
     for (size_t i = 0; i < length / sizeof(float); ++i) out[i] = in[i] * 0.5f + 1.0f;
@@ -95,8 +111,8 @@ class Barrier {
 
 void BM_SplitLayout(benchmark::State& state) {
   Layout layout;
-  layout.rows = state.range(0) == 0;
-  layout.gap = size_t(state.range(1));
+  layout.split = Split(state.range(0));
+  layout.gap = layout.split == Split::Rows ? size_t(state.range(1)) : 0;
   const size_t bytes = layout.bytes();
   char* x = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
   char* y = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
@@ -129,17 +145,18 @@ void BM_SplitLayout(benchmark::State& state) {
   barrier.arriveAndWait(sense);
   helper.join();
   if (!helperPinned.load()) state.SkipWithError("cannot pin the helper to CPU 1");
-  state.counters["alternations"] = double(layout.rows ? 2 * kPlanes : 1);
+  state.counters["alternations"] = double(layout.alternations());
   free(x);
   free(y);
 }
 
 BENCHMARK(BM_SplitLayout)
-    ->ArgNames({"channels", "gap"})
+    ->ArgNames({"split", "gap"})  // split: 0 rows, 1 channels, 2 rows of a blocked layout
     ->Args({0, 0})
     ->Args({0, 256})
     ->Args({0, 1024})
     ->Args({1, 0})
+    ->Args({2, 0})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
