@@ -9,9 +9,11 @@ the one reads what the other wrote at about 70 GB/s) and on two for others (20-2
 every stage of a 2-thread call reads what the other thread wrote, so a 2-thread figure means
 little without the placement it was measured in (docs/benchmarks.md, "A Zen 4 host"). Each
 round measures that rate (build/bin/kiln_cross_core_read_bench: CPU 0 reads 800 KB that CPU 1
-has just written) and then runs every artifact for --seconds (in a rotated order, so none is
-always first); at the end the rounds are split at --split-gbps, and per placement and artifact
-it prints the rounds, the median p50 and the median fastest call. Comparing two builds of one
+has just written), runs every artifact for --seconds (in a rotated order, so none is always
+first) and measures the rate again; at the end the rounds are split at --split-gbps, and per
+placement and artifact it prints the rounds, the median p50 and the median fastest call. A
+round whose two rates fall on different sides of the split saw the host move the vCPUs while
+it ran (a fifth of the rounds, some minutes): it counts for neither placement. Comparing two builds of one
 model this way tells whether a change helps in both placements, whichever the host gave.
 """
 import argparse
@@ -45,12 +47,19 @@ def crossCoreRate(bench):
     return runs[0]["bytes_per_second"] / 1e9 if runs else None
 
 
+def mixed(r, split):
+    """Whether the rates before and after round r fall on different sides of split."""
+    return (r["gbps"] >= split) != (r.get("gbps_after", r["gbps"]) >= split)
+
+
 def summarize(rounds, artifacts, split):
-    """{placement: {artifact: {rounds, p50_us, min_us}}} for the rounds on each side of split."""
+    """{placement: {artifact: {rounds, p50_us, min_us}}} for the rounds with both rates on one
+    side of split (rounds without "gbps_after" by "gbps" alone)."""
     out = {}
+    steady = [r for r in rounds if not mixed(r, split)]
     for name, keep in (("one core complex", lambda r: r["gbps"] >= split),
                        ("two core complexes", lambda r: r["gbps"] < split)):
-        chosen = [r for r in rounds if keep(r)]
+        chosen = [r for r in steady if keep(r)]
         if not chosen:
             continue
         out[name] = {a: {"rounds": len(chosen),
@@ -86,12 +95,16 @@ def main():
             sys.exit(f"two_thread_phases: '{artifact}' not found")
     if args.rounds < 1:
         sys.exit(f"two_thread_phases: --rounds {args.rounds}: expected at least 1")
-    rounds = []
-    for r in range(args.rounds):
+    def rate():
         gbps = crossCoreRate(bench)
         if gbps is None:
             sys.exit(f"two_thread_phases: {bench} could not measure the cross-core read rate "
                      "(it needs two CPUs it may pin threads to)")
+        return gbps
+
+    rounds = []
+    for r in range(args.rounds):
+        gbps = rate()
         order = args.artifacts[r % len(args.artifacts):] + args.artifacts[:r % len(args.artifacts)]
         runs = {}
         for artifact in order:
@@ -99,8 +112,9 @@ def main():
                        f"--seconds={args.seconds}", "--json"]
                       + [f"--input={i}" for i in args.input])
             runs[artifact] = json.loads(out.strip().splitlines()[-1])
-        rounds.append({"gbps": gbps, "runs": runs})
-        print(f"round {r + 1}: cross-core reads {gbps:.0f} GB/s; "
+        rounds.append({"gbps": gbps, "gbps_after": rate(), "runs": runs})
+        print(f"round {r + 1}: cross-core reads {gbps:.0f} / {rounds[-1]['gbps_after']:.0f} GB/s"
+              + (" (moved: left out)" if mixed(rounds[-1], args.split_gbps) else "") + "; "
               + ", ".join(f"{os.path.basename(a)} p50 {runs[a]['p50_us']:.0f} us"
                           for a in args.artifacts), file=sys.stderr, flush=True)
     summary = summarize(rounds, args.artifacts, args.split_gbps)
@@ -116,6 +130,9 @@ def main():
     missing = {"one core complex", "two core complexes"} - set(summary)
     for placement in sorted(missing):
         print(f"{placement}: no round (the host kept the other placement throughout)")
+    moved = sum(mixed(r, args.split_gbps) for r in rounds)
+    if moved:
+        print(f"{moved} of {len(rounds)} rounds left out: the placement changed while they ran")
     return 0
 
 

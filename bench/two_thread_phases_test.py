@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/two_thread_phases.py: its split of canned rounds by placement (medians counted by
-hand) and its errors for a missing artifact and a missing tool."""
+hand), rounds in which the placement changed left out, and its errors for a missing artifact
+and a missing tool."""
 import os
 import subprocess
 import sys
@@ -11,9 +12,12 @@ sys.path.insert(0, HERE)
 import two_thread_phases  # noqa: E402
 
 
-def rnd(gbps, a, b):
-    return {"gbps": gbps, "runs": {"a.kiln": {"p50_us": a, "min_us": a - 100},
-                                   "b.kiln": {"p50_us": b, "min_us": b - 50}}}
+def rnd(gbps, a, b, after=None):
+    r = {"gbps": gbps, "runs": {"a.kiln": {"p50_us": a, "min_us": a - 100},
+                                "b.kiln": {"p50_us": b, "min_us": b - 50}}}
+    if after is not None:
+        r["gbps_after"] = after
+    return r
 
 
 class TwoThreadPhases(unittest.TestCase):
@@ -28,6 +32,22 @@ class TwoThreadPhases(unittest.TestCase):
         self.assertEqual(one["b.kiln"]["min_us"], 9875)    # median of 9850, 9900, 9750, 9950
         self.assertEqual(two["a.kiln"]["p50_us"], 11400)   # median of 11300, 11500
         self.assertEqual(two["b.kiln"]["p50_us"], 10600)
+
+    def test_rounds_that_moved_are_left_out(self):
+        rounds = [rnd(71, 10000, 9900, 75), rnd(22, 11300, 10500, 24),
+                  rnd(75, 13000, 12000, 23),   # moved to two complexes mid-round
+                  rnd(24, 12500, 11900, 70),   # moved to one complex mid-round
+                  rnd(70, 10200, 9800, 46), rnd(25, 11500, 10700, 44.9)]
+        s = two_thread_phases.summarize(rounds, ["a.kiln", "b.kiln"], 45.0)
+        one, two = s["one core complex"], s["two core complexes"]
+        self.assertEqual(one["a.kiln"]["rounds"], 2)
+        self.assertEqual(one["a.kiln"]["p50_us"], 10100)   # median of 10000, 10200
+        self.assertEqual(two["a.kiln"]["rounds"], 2)
+        self.assertEqual(two["b.kiln"]["p50_us"], 10600)   # median of 10500, 10700
+        self.assertTrue(two_thread_phases.mixed(rounds[2], 45.0))
+        self.assertFalse(two_thread_phases.mixed(rounds[5], 45.0))
+        # Every round moved: no placement to report.
+        self.assertEqual(two_thread_phases.summarize(rounds[2:4], ["a.kiln"], 45.0), {})
 
     def test_one_placement_only(self):
         s = two_thread_phases.summarize([rnd(71, 10000, 9900)], ["a.kiln", "b.kiln"], 45.0)
