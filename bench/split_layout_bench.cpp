@@ -11,13 +11,15 @@
 //   1, channels: planes 0-63 the timed thread's, 64-127 the helper's, as a split by output
 //      channels does: one alternation;
 //   2, blocked rows: the same row split of a channel-blocked tensor (NCHW16c: 8 blocks of 16
-//      channels, each block's rows of 16 interleaved channels contiguous): 16 alternations.
+//      channels, each block's rows of 16 interleaved channels contiguous): 16 alternations;
+//   3, channels read whole: the channel split, each thread reading all of X before writing its
+//      share of Y, as a convolution split by output channels reads every input channel.
 // The second argument pads the row layout: that many untouched bytes between the shares
 // (before the helper's rows and after them). On a Zen 4 VM whose two vCPUs the host put on
 // two core complexes, the row layout took ~70 us a stage against ~4.5 for the channel one
-// (~0.25 us per alternation), 8-9 with 1 KB of padding, ~10 blocked; on one complex 17-19
-// against 4.3, blocked ~6 (docs/benchmarks.md, "Whose bytes a share of a tensor lies
-// beside"). The lines a thread's
+// (~0.25 us per alternation), 6-10 with 1 KB of padding, ~10 blocked, ~110 reading whole; on
+// one complex 17-26 against 4.3, blocked ~6, reading whole 31-36 (docs/benchmarks.md, "Whose
+// bytes a share of a tensor lies beside"). The lines a thread's
 // hardware prefetchers fetch past the end of its share are the other core's, which must then
 // win them back before it writes them.
 //
@@ -32,6 +34,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "vector_sum.h"
 
 namespace {
 
@@ -48,10 +52,10 @@ bool pinTo(int cpu) {
 
 constexpr size_t kBlockChannels = 16;  // the blocked layout's channels per block
 
-enum class Split { Rows, Channels, BlockedRows };
+enum class Split { Rows, Channels, BlockedRows, ChannelsReadWhole };
 
 struct Layout {
-  Split split = Split::Rows;
+  Split split = Split::Rows;  // (ChannelsReadWhole: Channels, reading all of X first)
   size_t gap = 0;  // untouched bytes on both sides of the helper's share of a plane (rows)
 
   // Planes (rows), blocks of kBlockChannels planes (blocked rows), or halves (channels).
@@ -79,8 +83,14 @@ struct Layout {
   size_t alternations() const { return split == Split::Channels ? 1 : 2 * units(); }
 };
 
-// One stage of thread t: its shares of `from`, scaled, into the same bytes of `to`.
-void stage(const Layout& layout, int t, const char* from, char* to) {
+// One stage of thread t: its shares of `from`, scaled, into the same bytes of `to` (after
+// summing all of `from` into `sink` if `readWhole`).
+void stage(const Layout& layout, int t, const char* from, char* to, bool readWhole,
+           float& sink) {
+  if (readWhole) {
+    sink += kiln::bench::sumFloats(reinterpret_cast<const float*>(from),
+                                   layout.bytes() / sizeof(float));
+  }
   for (size_t u = 0; u < layout.units(); ++u) {
     size_t offset, length;
     layout.share(t, u, offset, length);
@@ -111,7 +121,8 @@ class Barrier {
 
 void BM_SplitLayout(benchmark::State& state) {
   Layout layout;
-  layout.split = Split(state.range(0));
+  const bool readWhole = Split(state.range(0)) == Split::ChannelsReadWhole;
+  layout.split = readWhole ? Split::Channels : Split(state.range(0));
   layout.gap = layout.split == Split::Rows ? size_t(state.range(1)) : 0;
   const size_t bytes = layout.bytes();
   char* x = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
@@ -124,20 +135,21 @@ void BM_SplitLayout(benchmark::State& state) {
   }
   Barrier barrier;
   std::atomic<bool> stop{false}, helperPinned{false};
+  float sink0 = 0, helperSink = 0;
   std::thread helper([&] {
     helperPinned.store(pinTo(1));
     bool sense = false;
     for (bool odd = false;; odd = !odd) {
       barrier.arriveAndWait(sense);  // the stage starts
       if (stop.load(std::memory_order_relaxed)) return;
-      stage(layout, 1, odd ? y : x, odd ? x : y);
+      stage(layout, 1, odd ? y : x, odd ? x : y, readWhole, helperSink);
       barrier.arriveAndWait(sense);  // the stage ends
     }
   });
   bool sense = false, odd = false;
   for (auto _ : state) {
     barrier.arriveAndWait(sense);
-    stage(layout, 0, odd ? y : x, odd ? x : y);
+    stage(layout, 0, odd ? y : x, odd ? x : y, readWhole, sink0);
     barrier.arriveAndWait(sense);
     odd = !odd;
   }
@@ -145,18 +157,21 @@ void BM_SplitLayout(benchmark::State& state) {
   barrier.arriveAndWait(sense);
   helper.join();
   if (!helperPinned.load()) state.SkipWithError("cannot pin the helper to CPU 1");
+  benchmark::DoNotOptimize(sink0 + helperSink);
   state.counters["alternations"] = double(layout.alternations());
   free(x);
   free(y);
 }
 
 BENCHMARK(BM_SplitLayout)
-    ->ArgNames({"split", "gap"})  // split: 0 rows, 1 channels, 2 rows of a blocked layout
+    // split: 0 rows, 1 channels, 2 rows of a blocked layout, 3 channels reading all of X
+    ->ArgNames({"split", "gap"})
     ->Args({0, 0})
     ->Args({0, 256})
     ->Args({0, 1024})
     ->Args({1, 0})
     ->Args({2, 0})
+    ->Args({3, 0})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
