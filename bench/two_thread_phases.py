@@ -13,8 +13,9 @@ has just written), runs every artifact for --seconds (in a rotated order, so non
 first) and measures the rate again; at the end the rounds are split at --split-gbps, and per
 placement and artifact it prints the rounds, the median p50 and the median fastest call. A
 round whose two rates fall on different sides of the split saw the host move the vCPUs while
-it ran (a fifth of the rounds, some minutes): it counts for neither placement. Comparing two builds of one
-model this way tells whether a change helps in both placements, whichever the host gave.
+it ran (a fifth of the rounds, some minutes): it counts for neither placement. Comparing two
+builds of one model this way tells whether a change helps in both placements, whichever the
+host gave.
 """
 import argparse
 import json
@@ -95,6 +96,7 @@ def main():
             sys.exit(f"two_thread_phases: '{artifact}' not found")
     if args.rounds < 1:
         sys.exit(f"two_thread_phases: --rounds {args.rounds}: expected at least 1")
+
     def rate():
         gbps = crossCoreRate(bench)
         if gbps is None:
