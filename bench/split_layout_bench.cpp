@@ -19,9 +19,9 @@
 // two core complexes, the row layout took ~70 us a stage against ~4.5 for the channel one
 // (~0.25 us per alternation), 6-10 with 1 KB of padding, ~10 blocked, ~110 reading whole; on
 // one complex 17-26 against 4.3, blocked ~6, reading whole 31-36 (docs/benchmarks.md, "Whose
-// bytes a share of a tensor lies beside"). The lines a thread's
-// hardware prefetchers fetch past the end of its share are the other core's, which must then
-// win them back before it writes them.
+// bytes a share of a tensor lies beside"). The lines a thread's hardware prefetchers fetch past
+// the end of its share are the other core's, which must then win them back before it writes
+// them.
 //
 // The timed thread runs on CPU 0, the helper on CPU 1. Linux, two CPUs or more. Run by hand:
 //   build-*/bin/kiln_split_layout_bench
@@ -55,23 +55,27 @@ constexpr size_t kBlockChannels = 16;  // the blocked layout's channels per bloc
 enum class Split { Rows, Channels, BlockedRows, ChannelsReadWhole };
 
 struct Layout {
-  Split split = Split::Rows;  // (ChannelsReadWhole: Channels, reading all of X first)
+  Split split = Split::Rows;
   size_t gap = 0;  // untouched bytes on both sides of the helper's share of a plane (rows)
+
+  // The two channel splits lay the shares out alike; one of them reads all of X as well.
+  bool byChannels() const { return split == Split::Channels || split == Split::ChannelsReadWhole; }
+  bool readsWhole() const { return split == Split::ChannelsReadWhole; }
 
   // Planes (rows), blocks of kBlockChannels planes (blocked rows), or halves (channels).
   size_t unitBytes() const {
     if (split == Split::BlockedRows) return kBlockChannels * kPlaneBytes;
-    return split == Split::Rows ? kPlaneBytes : kPlanes / 2 * kPlaneBytes;
+    return byChannels() ? kPlanes / 2 * kPlaneBytes : kPlaneBytes;
   }
   size_t units() const {
     if (split == Split::BlockedRows) return kPlanes / kBlockChannels;
-    return split == Split::Rows ? kPlanes : 1;
+    return byChannels() ? 1 : kPlanes;
   }
   size_t stride() const { return split == Split::Rows ? kPlaneBytes + 2 * gap : unitBytes(); }
-  size_t bytes() const { return split == Split::Channels ? 2 * unitBytes() : units() * stride(); }
+  size_t bytes() const { return byChannels() ? 2 * unitBytes() : units() * stride(); }
   // The byte range [offset, offset + length) of thread t's share of unit u.
   void share(int t, size_t u, size_t& offset, size_t& length) const {
-    if (split == Split::Channels) {
+    if (byChannels()) {
       offset = t == 0 ? 0 : unitBytes();
       length = unitBytes();
       return;
@@ -80,14 +84,13 @@ struct Layout {
     offset = u * stride() + (t == 0 ? 0 : first + gap);
     length = t == 0 ? first : unitBytes() - first;
   }
-  size_t alternations() const { return split == Split::Channels ? 1 : 2 * units(); }
+  size_t alternations() const { return byChannels() ? 1 : 2 * units(); }
 };
 
 // One stage of thread t: its shares of `from`, scaled, into the same bytes of `to` (after
-// summing all of `from` into `sink` if `readWhole`).
-void stage(const Layout& layout, int t, const char* from, char* to, bool readWhole,
-           float& sink) {
-  if (readWhole) {
+// summing all of `from` into `sink` if the layout reads it whole).
+void stage(const Layout& layout, int t, const char* from, char* to, float& sink) {
+  if (layout.readsWhole()) {
     sink += kiln::bench::sumFloats(reinterpret_cast<const float*>(from),
                                    layout.bytes() / sizeof(float));
   }
@@ -121,18 +124,17 @@ class Barrier {
 
 void BM_SplitLayout(benchmark::State& state) {
   Layout layout;
-  const bool readWhole = Split(state.range(0)) == Split::ChannelsReadWhole;
-  layout.split = readWhole ? Split::Channels : Split(state.range(0));
+  layout.split = Split(state.range(0));
   layout.gap = layout.split == Split::Rows ? size_t(state.range(1)) : 0;
+  if (!pinTo(0)) {
+    state.SkipWithError("cannot pin to CPU 0");
+    return;
+  }
   const size_t bytes = layout.bytes();
   char* x = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
   char* y = static_cast<char*>(aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
   memset(x, 0, bytes);
   memset(y, 0, bytes);
-  if (!pinTo(0)) {
-    state.SkipWithError("cannot pin to CPU 0");
-    return;
-  }
   Barrier barrier;
   std::atomic<bool> stop{false}, helperPinned{false};
   float sink0 = 0, helperSink = 0;
@@ -142,14 +144,14 @@ void BM_SplitLayout(benchmark::State& state) {
     for (bool odd = false;; odd = !odd) {
       barrier.arriveAndWait(sense);  // the stage starts
       if (stop.load(std::memory_order_relaxed)) return;
-      stage(layout, 1, odd ? y : x, odd ? x : y, readWhole, helperSink);
+      stage(layout, 1, odd ? y : x, odd ? x : y, helperSink);
       barrier.arriveAndWait(sense);  // the stage ends
     }
   });
   bool sense = false, odd = false;
   for (auto _ : state) {
     barrier.arriveAndWait(sense);
-    stage(layout, 0, odd ? y : x, odd ? x : y, readWhole, sink0);
+    stage(layout, 0, odd ? y : x, odd ? x : y, sink0);
     barrier.arriveAndWait(sense);
     odd = !odd;
   }

@@ -125,13 +125,14 @@ def main():
         return 0
     for placement, per in summary.items():
         any_artifact = next(iter(per.values()))
-        print(f"{placement} ({any_artifact['rounds']} rounds):")
+        count = any_artifact["rounds"]
+        print(f"{placement} ({count} round{'' if count == 1 else 's'}):")
         for artifact, figures in per.items():
             print(f"  {artifact}: p50 {figures['p50_us']:.1f} us, "
                   f"fastest {figures['min_us']:.1f} us")
     missing = {"one core complex", "two core complexes"} - set(summary)
     for placement in sorted(missing):
-        print(f"{placement}: no round (the host kept the other placement throughout)")
+        print(f"{placement}: no round (the host did not keep the vCPUs there for a whole round)")
     moved = sum(mixed(r, args.split_gbps) for r in rounds)
     if moved:
         print(f"{moved} of {len(rounds)} rounds left out: the placement changed while they ran")
