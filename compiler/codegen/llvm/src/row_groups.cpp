@@ -1,0 +1,159 @@
+// Row groups (kiln/codegen/row_groups.h): the element index of the layout, and the choice of
+// the tensors that take it. LLVM-free.
+#include "kiln/codegen/row_groups.h"
+
+#include <cassert>
+#include <map>
+#include <set>
+
+#include "kiln/codegen/winograd_plan.h"
+
+namespace kiln::codegen {
+
+int64_t rowGroupsIndex(const BufferDesc& buffer, int64_t n, int64_t c, int64_t h, int64_t w) {
+  const std::vector<int64_t>& s = buffer.shape;
+  assert(s.size() == 4);
+  const int64_t C = s[1], H = s[2], W = s[3];
+  const int64_t image = n * C * H * W;
+  if (buffer.rowGroups.empty()) return image + (c * H + h) * W + w;
+  size_t g = 0;
+  while (buffer.rowGroups[g + 1] <= h) ++g;
+  const int64_t start = buffer.rowGroups[g], rows = buffer.rowGroups[g + 1] - start;
+  return image + C * W * start + (c * rows + h - start) * W + w;
+}
+
+namespace {
+
+// Where a dispatch binds a value: kernel input `slot` (lowerDispatch's order: the root's
+// operands, then the fused ops' operands, each in binding order), or the output (-1).
+struct Access {
+  size_t dispatch = 0;
+  int slot = -1;
+};
+
+bool isWinograd(const KernelDesc& d) {
+  return d.kind == KernelKind::Conv && !d.pooled() &&
+         (d.weightLayout == ConvWeights::Winograd ||
+          d.weightLayout == ConvWeights::WinogradPanels);
+}
+
+// Whether kernel input `slot` is a fused chain input read at the output's own elements: the
+// output's shape (the kernels then read it where they store the output).
+bool isOutputShapedChainInput(const KernelDesc& d, int slot) {
+  const size_t firstChain = d.inputs.size() - d.epilogue.inputCount;
+  return slot >= 0 && size_t(slot) >= firstChain && d.inputs[size_t(slot)].shape == d.output.shape;
+}
+
+}  // namespace
+
+int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
+                   const TargetConfig& target) {
+  assert(kernels.size() == graph.dispatches.size() && "one kernel description per dispatch");
+  const VectorUnit unit = vectorUnitOf(target);
+  if (unit.lanes == 0) return 0;
+
+  // Every binding of every tensor value.
+  std::map<const ir::Value*, std::vector<Access>> accesses;
+  for (size_t i = 0; i < graph.dispatches.size(); ++i) {
+    const ir::Dispatch& dispatch = graph.dispatches[i];
+    int operand = 0, fused = 0;
+    size_t roots = 0;
+    for (const ir::Binding& b : dispatch.bindings)
+      if (b.value && b.resultIndex < 0 && b.fusedOp < 0) ++roots;
+    for (const ir::Binding& b : dispatch.bindings) {
+      if (!b.value) continue;  // work queues
+      Access a{i, -1};
+      if (b.resultIndex >= 0) {
+        if (b.resultIndex > 0) a.slot = -2;  // an extra output: never grouped
+      } else if (b.fusedOp < 0) {
+        a.slot = operand++;
+      } else {
+        a.slot = int(roots) + fused++;
+      }
+      accesses[b.value].push_back(a);
+    }
+  }
+  // Values whose bytes something else also names: views and their storage, in-place pairs,
+  // COPY sources and destinations.
+  std::set<const ir::Value*> shared;
+  for (const auto& [view, root] : graph.viewRoot) shared.insert(view), shared.insert(root);
+  for (const ir::Dispatch& dispatch : graph.dispatches) {
+    for (const auto& [read, write] : dispatch.aliases) {
+      shared.insert(dispatch.bindings[read].value);
+      shared.insert(dispatch.bindings[write].value);
+    }
+  }
+  std::vector<ir::BufferRef> copied;
+  for (const ir::Step& step : graph.steps) {
+    if (step.kind != ir::StepKind::Copy) continue;
+    if (step.srcValue) shared.insert(step.srcValue);
+    copied.push_back(step.dst);
+  }
+
+  // Candidates: f32 arena tensors written by one Winograd convolution and read only by
+  // Winograd convolutions (input or output-shaped chain input); the writer's blocks of rows.
+  std::map<const ir::Value*, std::vector<int64_t>> groups;
+  for (const auto& [value, list] : accesses) {
+    if (shared.count(value) || value->dtype() != ir::DType::F32 || value->shape().size() != 4)
+      continue;
+    const auto placed = graph.placement.find(value);
+    if (placed == graph.placement.end() || placed->second.space != ir::Space::Arena) continue;
+    const ir::BufferRef& ref = placed->second;
+    bool overlapsCopy = false;
+    for (const ir::BufferRef& dst : copied)
+      overlapsCopy |= dst.space == ir::Space::Arena && dst.offset < ref.offset + ref.length &&
+                      ref.offset < dst.offset + dst.length;
+    if (overlapsCopy) continue;
+    const Access* writer = nullptr;
+    bool ok = true;
+    for (const Access& a : list) {
+      const KernelDesc& d = kernels[a.dispatch];
+      if (!isWinograd(d) || a.slot == -2) {
+        ok = false;
+      } else if (a.slot == -1) {
+        ok &= writer == nullptr;
+        writer = &a;
+      } else {
+        ok &= a.slot == 0 || isOutputShapedChainInput(d, a.slot);
+      }
+    }
+    if (!ok || !writer) continue;
+    std::vector<int64_t> bounds = winogradRowBoundaries(kernels[writer->dispatch], unit);
+    if (bounds.size() > 2) groups[value] = std::move(bounds);
+  }
+
+  // A kernel reads an output-shaped chain input where it stores the output: the two must be
+  // laid out alike. Drop both wherever they are not, until every kernel agrees.
+  auto layoutOf = [&](const ir::Value* v) {
+    auto found = groups.find(v);
+    return found == groups.end() ? std::vector<int64_t>{} : found->second;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < graph.dispatches.size(); ++i) {
+      const ir::Value* output = nullptr;
+      std::vector<const ir::Value*> chainInputs;
+      for (const auto& [value, list] : accesses) {
+        for (const Access& a : list) {
+          if (a.dispatch != i) continue;
+          if (a.slot == -1) output = value;
+          if (isOutputShapedChainInput(kernels[i], a.slot)) chainInputs.push_back(value);
+        }
+      }
+      for (const ir::Value* input : chainInputs) {
+        if (!output || layoutOf(input) == layoutOf(output)) continue;
+        changed |= groups.erase(input) + groups.erase(output) > 0;
+      }
+    }
+  }
+
+  for (const auto& [value, bounds] : groups) {
+    for (const Access& a : accesses[value]) {
+      KernelDesc& d = kernels[a.dispatch];
+      (a.slot == -1 ? d.output : d.inputs[size_t(a.slot)]).rowGroups = bounds;
+    }
+  }
+  return int(groups.size());
+}
+
+}  // namespace kiln::codegen
