@@ -46,7 +46,7 @@ ElemType toElemType(const ir::Op& op, ir::DType dtype) {
 }
 
 BufferDesc toBuffer(const ir::Op& op, const ir::Value& value) {
-  return BufferDesc{toElemType(op, value.dtype()), value.shape(), {}};
+  return BufferDesc{toElemType(op, value.dtype()), value.shape()};
 }
 
 namespace {

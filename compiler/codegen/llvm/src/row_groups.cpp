@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "kiln/codegen/conv_pool_plan.h"
 #include "kiln/codegen/winograd_plan.h"
 
 namespace kiln::codegen {
@@ -35,6 +36,14 @@ bool isWinograd(const KernelDesc& d) {
   return d.kind == KernelKind::Conv && !d.pooled() &&
          (d.weightLayout == ConvWeights::Winograd ||
           d.weightLayout == ConvWeights::WinogradPanels);
+}
+
+// Whether the fused convolution + pool kernel (or its unpooled stem form) runs `d` with no
+// chain input: it stores whole output rows wherever rowAddress puts them.
+bool isConvPoolWriter(const KernelDesc& d, VectorUnit unit) {
+  const bool stem = convStemDirect(d, unit) && d.weightLayout != ConvWeights::OcVectorPanels;
+  return d.kind == KernelKind::Conv && d.tailB < 0 && (d.pooled() || stem) &&
+         d.epilogue.inputCount == 0;
 }
 
 // Whether kernel input `slot` is a fused chain input read at the output's own elements: the
@@ -90,8 +99,9 @@ int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kern
     copied.push_back(step.dst);
   }
 
-  // Candidates: f32 arena tensors written by one Winograd convolution and read only by
-  // Winograd convolutions (input or output-shaped chain input); the writer's blocks of rows.
+  // Candidates: f32 arena tensors written by one Winograd or convolution + pool kernel and
+  // read only by Winograd convolutions (input or output-shaped chain input). The boundaries:
+  // the Winograd writer's blocks of rows, else the first reader's that keeps the height.
   std::map<const ir::Value*, std::vector<int64_t>> groups;
   for (const auto& [value, list] : accesses) {
     if (shared.count(value) || value->dtype() != ir::DType::F32 || value->shape().size() != 4)
@@ -104,21 +114,22 @@ int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kern
       overlapsCopy |= dst.space == ir::Space::Arena && dst.offset < ref.offset + ref.length &&
                       ref.offset < dst.offset + dst.length;
     if (overlapsCopy) continue;
-    const Access* writer = nullptr;
+    const KernelDesc* writer = nullptr;
+    const KernelDesc* blocks = nullptr;  // whose blocks of rows the groups follow
     bool ok = true;
     for (const Access& a : list) {
       const KernelDesc& d = kernels[a.dispatch];
-      if (!isWinograd(d) || a.slot == -2) {
-        ok = false;
-      } else if (a.slot == -1) {
-        ok &= writer == nullptr;
-        writer = &a;
+      if (a.slot == -1) {
+        ok &= writer == nullptr && (isWinograd(d) || isConvPoolWriter(d, unit));
+        writer = &d;
+        if (isWinograd(d)) blocks = &d;
       } else {
-        ok &= a.slot == 0 || isOutputShapedChainInput(d, a.slot);
+        ok &= isWinograd(d) && (a.slot == 0 || isOutputShapedChainInput(d, a.slot));
+        if (ok && a.slot == 0 && !blocks && d.output.shape[2] == value->shape()[2]) blocks = &d;
       }
     }
-    if (!ok || !writer) continue;
-    std::vector<int64_t> bounds = winogradRowBoundaries(kernels[writer->dispatch], unit);
+    if (!ok || !writer || !blocks) continue;
+    std::vector<int64_t> bounds = winogradRowBoundaries(*blocks, unit);
     if (bounds.size() > 2) groups[value] = std::move(bounds);
   }
 

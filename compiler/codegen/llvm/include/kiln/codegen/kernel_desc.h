@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/codegen/quant_desc.h"
@@ -25,6 +26,10 @@ const char* elemTypeName(ElemType type);
 bool isFloat(ElemType type);
 
 struct BufferDesc {
+  BufferDesc() = default;
+  BufferDesc(ElemType elemType, std::vector<int64_t> dims = {})
+      : type(elemType), shape(std::move(dims)) {}
+
   ElemType type = ElemType::F32;
   std::vector<int64_t> shape;  // empty = scalar
   // Empty: dense row-major. Else a 4-D [N, C, H, W] tensor stored in groups of rows
