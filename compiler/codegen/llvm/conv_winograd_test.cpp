@@ -82,7 +82,7 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
 
   // The input, output and residual in row groups (row_groups.h): the output's at the
   // kernel's own blocks of rows, the input's there too or, where its height differs, at its
-  // middle row. The same arithmetic on the same values: the same bits, wherever they lie.
+  // middle row, the residual's at a third of the output's height. The same arithmetic on the same values: the same bits, wherever they lie.
   const std::vector<int64_t> bounds = winogradRowBoundaries(d, vectorUnitOf(targetNamed(target)));
   const int64_t OH = d.output.shape[2];
   if (OH >= 2 && t.h >= 2) {
@@ -92,8 +92,8 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
         t.h == OH ? g.output.rowGroups : std::vector<int64_t>{0, t.h / 2, t.h};
     std::vector<std::vector<float>> groupedInputs = inputs;
     groupedInputs[0] = testing::toRowGroups(g.inputs[0], inputs[0]);
-    if (t.residual) {
-      g.inputs.back().rowGroups = g.output.rowGroups;
+    if (t.residual) {  // at other rows than the output's
+      g.inputs.back().rowGroups = {0, (OH + 1) / 3, OH};
       groupedInputs.back() = testing::toRowGroups(g.inputs.back(), inputs.back());
     }
     EXPECT_EQ(testing::fromRowGroups(g.output, runKernel(g, groupedInputs, {1, 2, 5}, target)),

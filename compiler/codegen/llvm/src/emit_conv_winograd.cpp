@@ -439,8 +439,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                             llvm::Value* mask = columnMask(L, col, 0, OW, L);
                             llvm::Value* column = b.CreateAdd(rowStart, kb.index(col));
                             llvm::Value* at = b.CreateAdd(outRow, kb.index(col));
+                            const FusedEpilogue::Position position{n, oc, oh, kb.index(col)};
                             if (chain)
-                              value = epilogue.applyVector(value, chainRow, column, mask, at);
+                              value = epilogue.applyVector(value, chainRow, column, mask, &position);
                             if (mask) {
                               b.CreateMaskedStore(value, kb.elementAddress(out, at),
                                                   llvm::Align(4), mask);
@@ -594,8 +595,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                         llvm::Value* mask = columnMask(L, col0 + q * L, 0, OW, pixels - q * L);
                         llvm::Value* column = b.CreateAdd(rowStart, kb.index(col0 + q * L));
                         llvm::Value* at = b.CreateAdd(outRow, kb.index(col0 + q * L));
+                        const FusedEpilogue::Position position{n, oc, oh, kb.index(col0 + q * L)};
                         if (chain)
-                          value = epilogue.applyVector(value, chainRow, column, mask, at);
+                          value = epilogue.applyVector(value, chainRow, column, mask, &position);
                         if (mask) {
                           b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4),
                                               mask);

@@ -46,8 +46,8 @@ bool isConvPoolWriter(const KernelDesc& d, VectorUnit unit) {
          d.epilogue.inputCount == 0;
 }
 
-// Whether kernel input `slot` is a fused chain input read at the output's own elements: the
-// output's shape (the kernels then read it where they store the output).
+// Whether kernel input `slot` is a fused chain input of the output's shape (read at each
+// output element's coordinates: FusedEpilogue::Position).
 bool isOutputShapedChainInput(const KernelDesc& d, int slot) {
   const size_t firstChain = d.inputs.size() - d.epilogue.inputCount;
   return slot >= 0 && size_t(slot) >= firstChain && d.inputs[size_t(slot)].shape == d.output.shape;
@@ -131,31 +131,6 @@ int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kern
     if (!ok || !writer || !blocks) continue;
     std::vector<int64_t> bounds = winogradRowBoundaries(*blocks, unit);
     if (bounds.size() > 2) groups[value] = std::move(bounds);
-  }
-
-  // A kernel reads an output-shaped chain input where it stores the output: the two must be
-  // laid out alike. Drop both wherever they are not, until every kernel agrees.
-  auto layoutOf = [&](const ir::Value* v) {
-    auto found = groups.find(v);
-    return found == groups.end() ? std::vector<int64_t>{} : found->second;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < graph.dispatches.size(); ++i) {
-      const ir::Value* output = nullptr;
-      std::vector<const ir::Value*> chainInputs;
-      for (const auto& [value, list] : accesses) {
-        for (const Access& a : list) {
-          if (a.dispatch != i) continue;
-          if (a.slot == -1) output = value;
-          if (isOutputShapedChainInput(kernels[i], a.slot)) chainInputs.push_back(value);
-        }
-      }
-      for (const ir::Value* input : chainInputs) {
-        if (!output || layoutOf(input) == layoutOf(output)) continue;
-        changed |= groups.erase(input) + groups.erase(output) > 0;
-      }
-    }
   }
 
   for (const auto& [value, bounds] : groups) {

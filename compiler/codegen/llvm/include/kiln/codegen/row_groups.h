@@ -7,9 +7,11 @@
 // tensor lies beside"). Arena bytes are bytes: the artifact and the runtime do not see it.
 //
 // placeRowGroups chooses the tensors and their boundaries: arena tensors written by a Winograd
-// convolution (the boundaries: its blocks of tile rows, which the threads take in contiguous
-// runs) and read only by Winograd convolutions, as their input or as a fused chain input of
-// the output's shape and layout. Every other tensor stays dense. LLVM-free.
+// convolution or the fused convolution + pool kernel and read only by Winograd convolutions,
+// as their input or as a fused chain input of the output's shape (read at the output
+// element's coordinates, whatever the output's layout). The boundaries: the Winograd kernel's
+// blocks of tile rows, which the pool's threads take in contiguous runs. Every other tensor
+// stays dense. LLVM-free.
 #pragma once
 
 #include <cstdint>
