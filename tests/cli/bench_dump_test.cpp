@@ -1,4 +1,5 @@
-// `kiln bench`, `kiln dump`, `kiln help` and `kiln --version` on the standard test artifact.
+// `kiln bench`, `kiln compare`, `kiln dump`, `kiln help` and `kiln --version` on the standard
+// test artifact.
 #include <gtest/gtest.h>
 
 #include "cli_fixture.h"
@@ -28,6 +29,27 @@ TEST(KilnBench, TextReportWithThreads) {
   EXPECT_NE(r.out.find("function 'main', 2 threads"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p50 "), std::string::npos);
   EXPECT_NE(r.out.find("jitter (p99/p50): "), std::string::npos);
+}
+
+TEST(KilnCompare, TwoArtifactsOfOneModelSideBySide) {
+  // The artifact with and without its DEBUG section: the same kernels, the same outputs.
+  CliResult r = runKiln({"compare", f().elf, f().stripped, "--input=@" + f().x,
+                         "--input=@" + f().y, "--seconds=0.05", "--block-ms=5", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (const char* key : {"\"a_p50_us\":", "\"b_p50_us\":", "\"ratio_p25\":", "\"ratio_p50\":",
+                          "\"ratio_p75\":", "\"a_calls\":", "\"b_calls\":"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
+  EXPECT_NE(r.out.find("\"outputs_agree\":true"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"pairs\":0,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"pairs\":1,"), std::string::npos) << "at least two pairs: " << r.out;
+
+  r = runKiln({"compare", f().elf, f().stripped, "--input=@" + f().x, "--input=@" + f().y,
+               "--threads=2", "--seconds=0.05", "--block-ms=5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (const char* text : {"function 'main', 2 threads, ", " pairs of 5 ms blocks\n",
+                           "  A " , "  B ", "B / A by pairs of blocks: median ",
+                           "outputs agree (rtol 0.001, atol 1e-05)"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << " in " << r.out;
 }
 
 TEST(KilnDump, TextShowsSectionsFunctionsAndStages) {

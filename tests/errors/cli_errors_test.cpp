@@ -61,6 +61,11 @@ TEST(CliErrors, BadNumbers) {
               "--threads=0 is out of range [1, 256]");
   expectError({"bench", f().elf, "--iterations=many"}, "--iterations expects an integer, got 'many'");
   expectError({"bench", f().elf, "--seconds=-1"}, "--seconds expects a positive number, got '-1'");
+  expectError({"compare", f().elf, f().elf, "--block-ms=0"},
+              "--block-ms expects a positive number, got '0'");
+  expectError({"compare", f().elf},
+              "'kiln compare' needs 2 arguments (usage: kiln compare A.kiln B.kiln --input=TENSOR... "
+              "[--threads=N] [--seconds=S] [--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json])");
   expectError({"bench", f().elf, "--seconds=1", "--iterations=5"},
               "give either --iterations or --seconds, not both");
   expectError({"run", f().elf, "--tolerance=abc", "--input=@" + f().x, "--input=@" + f().y},
@@ -73,6 +78,8 @@ TEST(CliErrors, NonexistentFiles) {
   expectError({"dump", "/nonexistent/model.kiln"},
               "cannot open '/nonexistent/model.kiln': No such file or directory");
   expectError({"bench", "/nonexistent/model.kiln"},
+              "cannot open '/nonexistent/model.kiln': No such file or directory");
+  expectError({"compare", f().elf, "/nonexistent/model.kiln"},
               "cannot open '/nonexistent/model.kiln': No such file or directory");
   expectError({"run", f().elf, "--input=@/nonexistent/x.npy"},
               "cannot open '/nonexistent/x.npy': No such file or directory");
@@ -113,6 +120,10 @@ TEST(CliErrors, InputsNotMatchingTheSignature) {
               "function 'main' takes 2 inputs (x: 1x16xf32, y: 1x16xf32), got 1 --input");
   expectError({"bench", f().elf, "--input=@" + f().x, "--input=@" + f().y, "--input=@" + f().y},
               "function 'main' takes 2 inputs (x: 1x16xf32, y: 1x16xf32), got 3 --input");
+  // kiln compare names the artifact whose function does not take the inputs.
+  expectError({"compare", f().elf, f().stripped, "--input=@" + f().x},
+              "'" + f().elf + "': function 'main' takes 2 inputs (x: 1x16xf32, y: 1x16xf32), "
+              "got 1 --input");
   expectError({"run", f().elf, "--function=nope", "--input=@" + f().x},
               "'" + f().elf + "' has no function 'nope' (it has: main, relu)");
 }

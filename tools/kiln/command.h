@@ -27,6 +27,7 @@ struct Command {
 const Command& compileCommand();  // in kiln-compile: the real one; in kiln: the launcher
 const Command& runCommand();
 const Command& benchCommand();
+const Command& compareCommand();
 const Command& dumpCommand();
 
 // Parses `args` for `command` (flag and positional-count errors are CliErrors) and runs it.

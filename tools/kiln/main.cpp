@@ -21,7 +21,7 @@ namespace {
 
 // All subcommands in help order.
 std::vector<const Command*> allCommands() {
-  return {&compileCommand(), &runCommand(), &benchCommand(), &dumpCommand()};
+  return {&compileCommand(), &runCommand(), &benchCommand(), &compareCommand(), &dumpCommand()};
 }
 
 void printVersion() {

@@ -1,0 +1,190 @@
+// `kiln compare A.kiln B.kiln --input=... [--threads=N] [--seconds=S] [--block-ms=M] [--json]`:
+// the latency of two artifacts of one model (two compilers, two sets of flags) measured side
+// by side: blocks of calls of each, alternating A B B A A B ... (paired_blocks.h), each with
+// its own context and, with --threads, its own pool. Reports each one's p50 over all its
+// calls and the median ratio B / A of neighbouring blocks with its quartiles, which holds
+// when the machine's speed changes in phases (another tenant, the host moving the vCPUs);
+// and whether the two give the same outputs on the inputs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "cli_error.h"
+#include "command.h"
+#include "json_writer.h"
+#include "latency_stats.h"
+#include "paired_blocks.h"
+#include "runtime_session.h"
+#include "tensor_compare.h"
+#include "tensor_spec.h"
+
+namespace kiln::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double microsecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// One artifact ready to call, and every timed call's latency.
+struct Side {
+  std::string path;
+  std::unique_ptr<RuntimeSession> session;
+  uint32_t function = 0;
+  std::vector<AlignedBuffer> inputs, outputs;
+  std::vector<double> samples;
+  std::vector<double> blockMedians;
+
+  void call() { session->call(function, inputs, outputs); }
+  // Calls for at least `microseconds` (and at least once); records them and their median.
+  void block(double microseconds) {
+    std::vector<double> latencies;
+    Clock::time_point start = Clock::now();
+    do {
+      Clock::time_point t0 = Clock::now();
+      call();
+      latencies.push_back(microsecondsSince(t0));
+    } while (microsecondsSince(start) < microseconds);
+    samples.insert(samples.end(), latencies.begin(), latencies.end());
+    blockMedians.push_back(blockMedian(latencies));
+  }
+};
+
+// The outputs of A and B on the inputs, compared within `tolerance`: nullopt if they agree,
+// else the first mismatch, naming the output.
+std::optional<std::string> compareOutputs(const Side& a, const Side& b,
+                                          const Tolerance& tolerance) {
+  std::vector<TensorSignature> as = a.session->outputs(a.function);
+  std::vector<TensorSignature> bs = b.session->outputs(b.function);
+  if (as.size() != bs.size())
+    return "'" + a.path + "' has " + std::to_string(as.size()) + " outputs, '" + b.path +
+           "' " + std::to_string(bs.size());
+  for (size_t i = 0; i < as.size(); ++i) {
+    HostTensor x = a.session->toHostTensor(as[i], a.outputs[i]);
+    HostTensor y = b.session->toHostTensor(bs[i], b.outputs[i]);
+    if (auto mismatch = compareTensors(y, x, tolerance))
+      return "output " + std::to_string(i) + " ('" + as[i].name + "'): " + mismatch->message;
+  }
+  return std::nullopt;
+}
+
+int runCompare(const ParsedArgs& args) {
+  SessionOptions options;
+  options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
+  const double seconds = args.number("seconds", 10.0);
+  const double blockMs = args.number("block-ms", 50.0);
+  Tolerance tolerance;
+  if (auto text = args.value("tolerance")) tolerance = parseTolerance(*text);
+  std::vector<HostTensor> inputs;
+  for (const std::string& spec : args.values("input")) inputs.push_back(parseTensorSpec(spec));
+
+  Side sides[2];
+  for (int s = 0; s < 2; ++s) {
+    Side& side = sides[s];
+    side.path = args.positionals[size_t(s)];
+    side.session = std::make_unique<RuntimeSession>(side.path, options);
+    side.function = side.session->findFunction(args.value("function"));
+  }
+  for (Side& side : sides) {  // (both loaded first: a missing file is the first error)
+    try {
+      side.inputs = side.session->prepareInputs(side.function, inputs);
+    } catch (const CliError& e) {  // which of the two artifacts
+      throw CliError("'" + side.path + "': " + e.what());
+    }
+    side.outputs = side.session->allocateOutputs(side.function);
+  }
+  Side& a = sides[0];
+  Side& b = sides[1];
+
+  // Warm-up: a few blocks of each (caches, page tables, the pools' threads), untimed.
+  for (int i = 0; i < 2; ++i) {
+    a.block(blockMs * 1000);
+    b.block(blockMs * 1000);
+  }
+  std::optional<std::string> differ = compareOutputs(a, b, tolerance);
+  for (Side& side : sides) side.samples.clear(), side.blockMedians.clear();
+
+  Clock::time_point start = Clock::now();
+  for (size_t pair = 0; pair < 2 || microsecondsSince(start) < seconds * 1e6; ++pair) {
+    Side& first = aFirst(pair) ? a : b;
+    Side& second = aFirst(pair) ? b : a;
+    first.block(blockMs * 1000);
+    second.block(blockMs * 1000);
+  }
+  const PairedRatios ratios = pairedRatios(a.blockMedians, b.blockMedians);
+  const LatencyStats sa = summarize(a.samples), sb = summarize(b.samples);
+
+  if (args.flag("json")) {
+    JsonWriter j;
+    j.beginObject();
+    j.field("a", a.path);
+    j.field("b", b.path);
+    j.field("function", a.session->functionName(a.function));
+    j.field("threads", options.threads);
+    j.field("pairs", uint64_t{ratios.pairs});
+    j.field("a_calls", uint64_t{sa.count});
+    j.field("b_calls", uint64_t{sb.count});
+    j.field("a_p50_us", sa.p50);
+    j.field("b_p50_us", sb.p50);
+    j.field("ratio_p25", ratios.p25);
+    j.field("ratio_p50", ratios.p50);
+    j.field("ratio_p75", ratios.p75);
+    j.field("outputs_agree", !differ.has_value());
+    if (differ) j.field("outputs_differ", *differ);
+    j.endObject();
+    std::printf("%s\n", j.text().c_str());
+    return 0;
+  }
+  std::printf("function '%s', %u thread%s, %zu pairs of %.0f ms blocks\n",
+              a.session->functionName(a.function).c_str(), options.threads,
+              options.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+  std::printf("  A %s: p50 %.1f us (%zu calls)\n", a.path.c_str(), sa.p50, sa.count);
+  std::printf("  B %s: p50 %.1f us (%zu calls)\n", b.path.c_str(), sb.p50, sb.count);
+  std::printf("  B / A by pairs of blocks: median %.3f (quartiles %.3f - %.3f)\n", ratios.p50,
+              ratios.p25, ratios.p75);
+  if (differ)
+    std::printf("  outputs differ: %s\n", differ->c_str());
+  else
+    std::printf("  outputs agree (rtol %g, atol %g)\n", tolerance.rtol, tolerance.atol);
+  return 0;
+}
+
+}  // namespace
+
+const Command& compareCommand() {
+  static const Command command{
+      "compare",
+      "measure two artifacts' latency side by side, in alternating blocks of calls",
+      "kiln compare A.kiln B.kiln --input=TENSOR... [--threads=N] [--seconds=S] "
+      "[--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json]",
+      "Calls the entry functions of two artifacts of one model (say, two compilers or two sets\n"
+      "of compile flags) on the same inputs (written as for `kiln run`), in blocks of calls of\n"
+      "--block-ms=M milliseconds each (default 50, at least one call) that alternate A B, B A,\n"
+      "A B, ... for --seconds=S seconds (default 10), after two untimed blocks of each. Each\n"
+      "artifact has its own context and, with --threads=N, its own thread pool.\n"
+      "\n"
+      "Prints each one's p50 over all its timed calls and, for each pair of neighbouring\n"
+      "blocks, the ratio of B's block median to A's: their median and quartiles. On a machine\n"
+      "whose speed changes in phases (other tenants, a host that moves the vCPUs between core\n"
+      "complexes) two separate `kiln bench` runs can land in different phases; neighbouring\n"
+      "blocks share one, so the ratio holds where the two p50s do not. Also says whether the\n"
+      "two give the same outputs within --tolerance (default 1e-3,1e-5; not an error if not).\n"
+      "--json prints one JSON object: a_p50_us, b_p50_us, ratio_p25, ratio_p50, ratio_p75,\n"
+      "pairs, a_calls, b_calls, outputs_agree.",
+      {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
+       {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
+       {"threads", FlagKind::Value, "N", "worker threads of each (default 1: the calling thread)"},
+       {"seconds", FlagKind::Value, "S", "time budget of the timed blocks (default 10)"},
+       {"block-ms", FlagKind::Value, "M", "length of one block of calls (default 50)"},
+       {"tolerance", FlagKind::Value, "RTOL[,ATOL]",
+        "tolerance of the outputs' comparison (default 1e-3,1e-5)"},
+       {"json", FlagKind::Bool, "", "print one JSON object"}},
+      2,
+      runCompare};
+  return command;
+}
+
+}  // namespace kiln::cli
