@@ -26,7 +26,6 @@
 #include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/codegen/matmul_pack.h"
-#include "kiln/codegen/row_groups.h"
 #include "kiln/codegen/work_queue.h"
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
@@ -129,7 +128,6 @@ CompiledModel compileModel(const CompileOptions& options) {
   codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);
   codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
   codegen::placeWorkQueues(dispatchGraph, kernelDescs);  // the queues the chosen kernels share
-  codegen::placeRowGroups(dispatchGraph, kernelDescs, target);  // row-split tensors' layout
   codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 
   // 4. emit
