@@ -11,6 +11,8 @@
 //  - In place (MemoryPlanOptions::inPlace, on by default): an elementwise dispatch writes its result over an operand whose storage dies
 //    in that dispatch (no later reader, no other reader in the same stage, same byte size).
 //    The pair is recorded in Dispatch::aliases so codegen drops noalias there.
+//  - Without reuse (MemoryPlanOptions::reuse off): every allocation its own bytes, in order
+//    of birth.
 //  - Offsets by a best-fit heuristic: allocations in some order, each into the smallest gap
 //    between the time-overlapping allocations already placed (or on top of them); a few
 //    orders are tried (largest, longest-lived, largest size x lifetime, earliest first) and
@@ -76,6 +78,21 @@ uint64_t placeInOrder(std::vector<Allocation>& allocs, const std::vector<size_t>
 // Runs best fit with a few placement orders (largest first; longest-lived first; largest
 // size x lifetime first; in order of birth) and keeps the smallest arena. Each order wins on
 // some graph shapes; together they stay close to the lower bound on chains and branches.
+// Every allocation its own bytes, in order of birth (then index). Returns the arena size.
+uint64_t placeApart(std::vector<Allocation>& allocs) {
+  std::vector<size_t> order(allocs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return allocs[a].start != allocs[b].start ? allocs[a].start < allocs[b].start : a < b;
+  });
+  uint64_t end = 0;
+  for (size_t i : order) {
+    allocs[i].offset = end;
+    end += allocs[i].size;  // sizes are multiples of kAlignment
+  }
+  return end;
+}
+
 uint64_t placeAllocations(std::vector<Allocation>& allocs) {
   auto lifetime = [&](size_t i) { return uint64_t(allocs[i].end - allocs[i].start + 1); };
   using Key = std::function<bool(size_t, size_t)>;
@@ -209,7 +226,7 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
       if (a.start <= stage && stage <= a.end) live += a.size;
     stats.lowerBound = std::max(stats.lowerBound, live);
   }
-  stats.arenaBytes = placeAllocations(allocs);
+  stats.arenaBytes = options.reuse ? placeAllocations(allocs) : placeApart(allocs);
   dg.arenaSize = stats.arenaBytes;
   dg.memory = stats;
 

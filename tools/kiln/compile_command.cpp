@@ -1,6 +1,6 @@
 // `kiln compile MODEL -o OUT.kiln [--target=...] [--input-shape=NAME:DIMS]...
 // [--fix-input=NAME=@FILE.npy]... [--strip] [--external-constants=FILE] [--fusion=MODE]
-// [--optimize=speed|size]
+// [--optimize=speed|size] [--threads=N]
 // [--print-ir-after-all]`: a thin main over kiln::driver.
 #include <cstdio>
 #include <iostream>
@@ -80,6 +80,7 @@ int runCompile(const ParsedArgs& args) {
   if (optimize != "speed" && optimize != "size")
     throw CliError("unknown --optimize '" + optimize + "' (expected speed or size)");
   options.optimizeForSize = optimize == "size";
+  options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.printIrAfterAll = args.flag("print-ir-after-all");
   options.debugOutputs = args.flag("debug-outputs");
   options.irStream = &std::cerr;
@@ -145,6 +146,9 @@ const Command& compileCommand() {
         "speed (default): the fastest kernels, even where their packed weights are larger "
         "than the model's (Winograd 3x3 convolutions: 1.8-4x those weights); size: constants "
         "stay the model's size"},
+       {"threads", FlagKind::Value, "N",
+        "threads that will run the artifact (default 1); from 2 on, row-split activations in "
+        "row groups and an arena without reuse, so the threads' cores exchange only halo rows"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

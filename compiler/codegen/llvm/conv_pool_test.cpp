@@ -7,7 +7,8 @@
 // loops (pool width stride 5), the width pass's strides 1-4 with tails and pads, and 1, 2
 // and 5 workgroups (every split must agree). Few-channel convolutions read input planes
 // (strides 1-4, pads, rows outside the image) and the unpooled stems (convStemDirect) store
-// their rows straight to the output; AVX-512 and NEON compile both everywhere.
+// their rows straight to the output; AVX-512 and NEON compile both everywhere. Outputs in row
+// groups (row_groups.h) give the same bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,6 +71,17 @@ std::vector<float> referencePool(const std::vector<float>& conv, const KernelDes
   return want;
 }
 
+// The output in row groups (row_groups.h) at a third and two thirds of its height: the same
+// bits as the dense output `got`, wherever they lie.
+void expectSameInRowGroups(KernelDesc d, const std::vector<std::vector<float>>& inputs,
+                           const std::vector<float>& got, const std::string& target) {
+  const int64_t H = d.output.shape[2];
+  if (H < 3) return;
+  d.output.rowGroups = {0, H / 3, 2 * H / 3, H};
+  EXPECT_EQ(testing::fromRowGroups(d.output, runKernel(d, inputs, {1, 2, 5}, target)), got)
+      << "output in row groups";
+}
+
 void check(const testing::ConvCase& t, const PoolCase& p, const std::string& target,
            bool pack = true) {
   SCOPED_TRACE(target);
@@ -96,6 +108,7 @@ void check(const testing::ConvCase& t, const PoolCase& p, const std::string& tar
     }
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
   }
+  if (d.epilogue.inputCount == 0) expectSameInRowGroups(d, inputs, got, target);
 }
 
 // AVX2, AVX-512 where this machine has it, and SSE (4 lanes).
@@ -240,6 +253,7 @@ void checkDirectOn(const testing::ConvCase& t, const std::string& target) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-4f + 1e-4f * std::fabs(want[i])) << "element " << i;
+  expectSameInRowGroups(d, inputs, got, target);
 }
 
 // On `target`, or by default on AVX2 (which takes every case here) and on AVX-512 where this

@@ -6,7 +6,8 @@
 // (Winograd) and transformed by the kernel (WinogradPanels: runs of channels and a shorter
 // last run), on AVX2, SSE and, where the host runs it, AVX-512 (packed transforms on maps of
 // few tiles per row); compile-only on NEON. Also the weight transform and the tap
-// packing against hand-computed values and the policy's choices.
+// packing against hand-computed values and the policy's choices. Every case also runs with its
+// input, output and residual in row groups (row_groups.h) and must give the same bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,6 +79,27 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
   const float tolerance = (m == 2 ? 2e-5f : 1e-4f) * std::sqrt(float(t.c * 9));
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], tolerance * (1.0f + std::fabs(want[i]))) << "element " << i;
+
+  // The input, output and residual in row groups (row_groups.h): the output's at the
+  // kernel's own blocks of rows, the input's there too or, where its height differs, at its
+  // middle row, the residual's at a third of the output's height. The same arithmetic on the same values: the same bits, wherever they lie.
+  const std::vector<int64_t> bounds = winogradRowBoundaries(d, vectorUnitOf(targetNamed(target)));
+  const int64_t OH = d.output.shape[2];
+  if (OH >= 2 && t.h >= 2) {
+    KernelDesc g = d;
+    g.output.rowGroups = bounds.size() > 2 ? bounds : std::vector<int64_t>{0, OH / 2, OH};
+    g.inputs[0].rowGroups =
+        t.h == OH ? g.output.rowGroups : std::vector<int64_t>{0, t.h / 2, t.h};
+    std::vector<std::vector<float>> groupedInputs = inputs;
+    groupedInputs[0] = testing::toRowGroups(g.inputs[0], inputs[0]);
+    if (t.residual) {  // at other rows than the output's
+      g.inputs.back().rowGroups = {0, (OH + 1) / 3, OH};
+      groupedInputs.back() = testing::toRowGroups(g.inputs.back(), inputs.back());
+    }
+    EXPECT_EQ(testing::fromRowGroups(g.output, runKernel(g, groupedInputs, {1, 2, 5}, target)),
+              got)
+        << "in row groups";
+  }
 
   // Where the kernel would share its panels through work queues (few row blocks, one channel
   // block), the shared form computes every panel the same way: the same bits, whether the

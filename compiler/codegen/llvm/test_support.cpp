@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/codegen/row_groups.h"
 #include "kiln/ir/parser.h"
 
 namespace kiln::codegen::testing {
@@ -89,6 +90,33 @@ int64_t product(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+namespace {
+
+// Calls f(dense index, index in buffer's layout) for every element of a 4-D buffer.
+template <typename F>
+void forEachRowGroupsElement(const BufferDesc& buffer, F f) {
+  const std::vector<int64_t>& s = buffer.shape;
+  int64_t dense = 0;
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t h = 0; h < s[2]; ++h)
+        for (int64_t w = 0; w < s[3]; ++w) f(dense++, rowGroupsIndex(buffer, n, c, h, w));
+}
+
+}  // namespace
+
+std::vector<float> toRowGroups(const BufferDesc& buffer, const std::vector<float>& dense) {
+  std::vector<float> grouped(dense.size());
+  forEachRowGroupsElement(buffer, [&](int64_t i, int64_t at) { grouped.at(size_t(at)) = dense.at(size_t(i)); });
+  return grouped;
+}
+
+std::vector<float> fromRowGroups(const BufferDesc& buffer, const std::vector<float>& grouped) {
+  std::vector<float> dense(grouped.size());
+  forEachRowGroupsElement(buffer, [&](int64_t i, int64_t at) { dense.at(size_t(i)) = grouped.at(size_t(at)); });
+  return dense;
 }
 
 std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vector<float>>& inputs,

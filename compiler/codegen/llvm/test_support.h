@@ -54,6 +54,11 @@ std::vector<float> runKernel(const KernelDesc& desc, const std::vector<std::vect
                              std::vector<uint32_t> splits = {1, 3},
                              const std::string& target = "host");
 
+// `dense` (row-major values of `buffer`'s 4-D shape) where buffer.rowGroups puts them
+// (kiln/codegen/row_groups.h), and back.
+std::vector<float> toRowGroups(const BufferDesc& buffer, const std::vector<float>& dense);
+std::vector<float> fromRowGroups(const BufferDesc& buffer, const std::vector<float>& grouped);
+
 // The work-queue binding of a kernel with work queues (KernelDesc::workQueues), empty (zero),
 // as the artifact's FILL leaves it before every call; no binding otherwise.
 class WorkQueues {

@@ -26,6 +26,7 @@
 #include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/dispatch_lowering.h"
 #include "kiln/codegen/matmul_pack.h"
+#include "kiln/codegen/row_groups.h"
 #include "kiln/codegen/work_queue.h"
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
@@ -116,6 +117,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   passes::PipelineOptions pipelineOptions;
   pipelineOptions.printIrAfterAll = options.printIrAfterAll;
   pipelineOptions.fusion = options.fusion;
+  pipelineOptions.reuseArena = options.threads < 2;
   pipelineOptions.printTo = options.irStream;
   ir::DispatchGraph dispatchGraph = passes::compileGraph(std::move(graph), pipelineOptions);
 
@@ -128,6 +130,8 @@ CompiledModel compileModel(const CompileOptions& options) {
   codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);
   codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
   codegen::placeWorkQueues(dispatchGraph, kernelDescs);  // the queues the chosen kernels share
+  if (options.threads >= 2)  // row-split activations' layout
+    codegen::placeRowGroups(dispatchGraph, kernelDescs, target);
   codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 
   // 4. emit

@@ -165,10 +165,9 @@ uint32_t emitConvPool(KernelBuilder& kb) {
     llvm::Value* ph0 = b.CreateMul(band, kb.index(plan.bandRows));
     llvm::Value* ph1 = kb.minValue(b.CreateAdd(ph0, kb.index(plan.bandRows)), kb.index(PH));
     // The pooled row ph of output channel oc (group-local) starts at this output element.
+    // (Dense or in row groups: the output's layout, row_groups.h.)
     auto outRow = [&](llvm::Value* ocLocal, llvm::Value* ph) {
-      llvm::Value* channel =
-          b.CreateAdd(b.CreateMul(n, kb.index(OC)), b.CreateAdd(ocStart, ocLocal));
-      return b.CreateMul(b.CreateAdd(b.CreateMul(channel, kb.index(PH)), ph), kb.index(PW));
+      return kb.rowAddress(d.output, n, b.CreateAdd(ocStart, ocLocal), ph);
     };
 
     // ---- 1. Convolution row r into its ring slot (channel ocl at ocl * rowLen + padLeft) --

@@ -250,7 +250,6 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
         b.CreateMul(b.CreateAdd(ocGroup, kb.index(1)), kb.index(panels)), kb.index(ocGroups));
     llvm::Value* fullHi = kb.minValue(panelHi, kb.index(fullPanels));
     llvm::Value* hasRemainder = b.CreateICmpEQ(panelHi, kb.index(panels));
-    llvm::Value* xImage = b.CreateMul(n, kb.index(C * H * W));
     llvm::Value* outImage = b.CreateMul(n, kb.index(OC * OHW));
     llvm::Value* tr0 = b.CreateUDiv(b.CreateMul(rowBlock, kb.index(T)), kb.index(rowBlocks));
     llvm::Value* tr1 = b.CreateUDiv(b.CreateMul(b.CreateAdd(rowBlock, kb.index(1)), kb.index(T)),
@@ -290,16 +289,21 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
           b.CreateSub(b.CreateAdd(b.CreateMul(tr1, kb.index(m)), kb.index(A - m)),
                       kb.index(padTop)),
           kb.index(H));
+      // In row groups, only the block's own rows: the halo rows lie in the groups beside it,
+      // which the threads working on them write (row_groups.h).
+      const bool grouped = !d.inputs[0].rowGroups.empty();
+      llvm::Value* runLo =
+          grouped ? kb.minValue(b.CreateMul(tr0, kb.index(m)), kb.index(H - 1)) : rowLo;
+      llvm::Value* runHi =
+          grouped ? kb.minValue(b.CreateMul(tr1, kb.index(m)), kb.index(H)) : rowHi;
       llvm::Value* runLines = b.CreateUDiv(
-          b.CreateAdd(b.CreateMul(b.CreateSub(rowHi, rowLo), kb.index(W)), kb.index(15)),
+          b.CreateAdd(b.CreateMul(b.CreateSub(runHi, runLo), kb.index(W)), kb.index(15)),
           kb.index(16));
-      // Channel c's plane (the element index of its first input), once the next channel's
-      // rows are on their way.
+      // Channel c, once the next channel's rows are on their way (in row groups, the rows
+      // of rowLo's group and on).
       auto enterChannel = [&](llvm::Value* c) {
         llvm::Value* next = kb.minValue(b.CreateAdd(c, kb.index(1)), kb.index(C - 1));
-        llvm::Value* start = b.CreateAdd(
-            xImage, b.CreateAdd(b.CreateMul(next, kb.index(H * W)),
-                                b.CreateMul(rowLo, kb.index(W))));
+        llvm::Value* start = kb.rowAddress(d.inputs[0], n, next, runLo);
         kb.forRange(
             kb.index(0), runLines,
             [&](llvm::Value* line) {
@@ -309,7 +313,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                                 {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
             },
             /*unroll=*/false);
-        return b.CreateAdd(xImage, b.CreateMul(c, kb.index(H * W)));
+        return c;
       };
 
       // V for channels [c0, c0 + count): V[pos][channel - c0][slot].
@@ -335,8 +339,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                                                           b.CreateICmpSLT(ih, kb.index(H)));
                         llvm::Value* clamped =
                             b.CreateSelect(inside, ih, kb.index(0));  // a readable row
-                        llvm::Value* rowAt =
-                            b.CreateAdd(channel, b.CreateMul(clamped, kb.index(W)));
+                        llvm::Value* rowAt = kb.rowAddress(d.inputs[0], n, channel, clamped);
                         llvm::Value* w1 =
                             maskedLoad(wideTy, 0, b.CreateAdd(rowAt, kb.index(col0)), mask1);
                         llvm::Value* w2 = maskedLoad(
@@ -365,6 +368,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       // Output channel `row` of `panel` (M buffer panel `mp`): its output plane, its bias as a
       // vector, its row of the epilogue's chain and its row of M.
       struct OutputRow {
+        llvm::Value* oc;
         llvm::Value* plane;
         llvm::Value* bias;
         llvm::Value* mRow;
@@ -373,6 +377,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       auto outputRow = [&](llvm::Value* panel, llvm::Value* mp, llvm::Value* row) {
         OutputRow o;
         llvm::Value* oc = b.CreateAdd(b.CreateMul(panel, kb.index(MR)), row);
+        o.oc = oc;
         o.plane = b.CreateAdd(outImage, b.CreateMul(oc, kb.index(OHW)));
         o.bias = hasBias ? b.CreateVectorSplat(L, kb.load(2, ElemType::F32, oc)) : nullptr;
         if (chain) o.chain = epilogue.row(o.plane);
@@ -388,7 +393,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             kb.index(0), kb.index(panelRows),
             [&](llvm::Value* row) {
               const OutputRow o = outputRow(panel, mp, row);
-              llvm::Value *plane = o.plane, *bias = o.bias, *mRow = o.mRow;
+              llvm::Value *oc = o.oc, *bias = o.bias, *mRow = o.mRow;
               const FusedEpilogue::Row chainRow = o.chain;
               kb.forRange(
                   kb.index(0), kb.index(rows),
@@ -424,6 +429,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                         llvm::Value* oh = b.CreateAdd(ohTop, kb.index(i));
                         auto store = [&] {
                           llvm::Value* rowStart = b.CreateMul(oh, kb.index(OW));
+                          llvm::Value* outRow = kb.rowAddress(d.output, n, oc, oh);
                           for (int64_t q = 0; q < m; ++q) {
                             const int64_t col = v * L * m + q * L;
                             if (col >= OW) break;
@@ -432,8 +438,10 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                             llvm::Value* value = activate(b.CreateShuffleVector(wide, part));
                             llvm::Value* mask = columnMask(L, col, 0, OW, L);
                             llvm::Value* column = b.CreateAdd(rowStart, kb.index(col));
-                            if (chain) value = epilogue.applyVector(value, chainRow, column, mask);
-                            llvm::Value* at = b.CreateAdd(plane, column);
+                            llvm::Value* at = b.CreateAdd(outRow, kb.index(col));
+                            const FusedEpilogue::Position position{n, oc, oh, kb.index(col)};
+                            if (chain)
+                              value = epilogue.applyVector(value, chainRow, column, mask, &position);
                             if (mask) {
                               b.CreateMaskedStore(value, kb.elementAddress(out, at),
                                                   llvm::Align(4), mask);
@@ -508,7 +516,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                     llvm::Value* inside = b.CreateAnd(b.CreateICmpSGE(ih, kb.index(0)),
                                                       b.CreateICmpSLT(ih, kb.index(H)));
                     llvm::Value* clamped = b.CreateSelect(inside, ih, kb.index(0));
-                    llvm::Value* rowAt = b.CreateAdd(channel, b.CreateMul(clamped, kb.index(W)));
+                    llvm::Value* rowAt = kb.rowAddress(d.inputs[0], n, channel, clamped);
                     for (int64_t q = 0; q * L < width[k]; ++q) {
                       llvm::Value* mask = columnMask(L, 0, 0, width[k] - q * L, L);
                       llvm::Value* part =
@@ -547,7 +555,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
             kb.index(0), kb.index(panelRows),
             [&](llvm::Value* row) {
               const OutputRow o = outputRow(panel, mp, row);
-              llvm::Value *plane = o.plane, *bias = o.bias, *mRow = o.mRow;
+              llvm::Value *oc = o.oc, *bias = o.bias, *mRow = o.mRow;
               const FusedEpilogue::Row chainRow = o.chain;
               for (int64_t vi = 0; vi < packedVectors; ++vi) {
                 llvm::Value* slot = b.CreateAdd(mRow, kb.index(vi * L));
@@ -576,6 +584,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                     const int64_t col0 = m * p.tc0, pixels = m * (p.e1 - p.e0);
                     auto store = [&] {
                       llvm::Value* rowStart = b.CreateMul(oh, kb.index(OW));
+                      llvm::Value* outRow = kb.rowAddress(d.output, n, oc, oh);
                       for (int64_t q = 0; q * L < pixels && col0 + q * L < OW; ++q) {
                         std::vector<int> pick;
                         for (int64_t e = 0; e < int64_t(L); ++e) {
@@ -585,8 +594,10 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                         llvm::Value* value = activate(b.CreateShuffleVector(joined, pick));
                         llvm::Value* mask = columnMask(L, col0 + q * L, 0, OW, pixels - q * L);
                         llvm::Value* column = b.CreateAdd(rowStart, kb.index(col0 + q * L));
-                        if (chain) value = epilogue.applyVector(value, chainRow, column, mask);
-                        llvm::Value* at = b.CreateAdd(plane, column);
+                        llvm::Value* at = b.CreateAdd(outRow, kb.index(col0 + q * L));
+                        const FusedEpilogue::Position position{n, oc, oh, kb.index(col0 + q * L)};
+                        if (chain)
+                          value = epilogue.applyVector(value, chainRow, column, mask, &position);
                         if (mask) {
                           b.CreateMaskedStore(value, kb.elementAddress(out, at), llvm::Align(4),
                                               mask);

@@ -4,6 +4,9 @@
 #include "expr_eval.h"
 #include "kernel_builder.h"
 
+#include <algorithm>
+#include <cassert>
+
 namespace kiln::codegen::detail {
 
 FusedEpilogue::FusedEpilogue(KernelBuilder& kb) : kb_(kb) {
@@ -13,9 +16,15 @@ FusedEpilogue::FusedEpilogue(KernelBuilder& kb) : kb_(kb) {
   shape_ = e.shape.empty() ? d.output.shape : e.shape;
   if (shape_.empty()) shape_ = {1};
   strides_.resize(d.inputs.size());
+  grouped_.resize(d.inputs.size(), false);
   bool contiguous = true;
   for (const ExprNode& node : e.chain.nodes) {
     if (node.op != ExprOp::Input) continue;
+    const BufferDesc& input = d.inputs[size_t(node.input)];
+    if (!input.rowGroups.empty()) {
+      assert(input.shape == d.output.shape && "a chain input in row groups has the output's shape");
+      grouped_[size_t(node.input)] = true;
+    }
     std::vector<int64_t>& s = strides_[size_t(node.input)];
     s = broadcastStrides(d.inputs[size_t(node.input)].shape, shape_);
     contiguous &= s.back() == 0 || s.back() == 1;
@@ -53,6 +62,8 @@ llvm::Value* FusedEpilogue::inputAt(const Row& row, size_t input, llvm::Value* c
 
 llvm::Value* FusedEpilogue::apply(llvm::Value* value, const Row& row, llvm::Value* column) {
   const KernelDesc& d = kb_.desc();
+  assert(std::find(grouped_.begin(), grouped_.end(), true) == grouped_.end() &&
+         "chain inputs in row groups are read by applyVector only");
   value = kb_.applyEpilogue(d.epilogue, value);
   if (d.epilogue.chain.nodes.empty()) return value;
   return evalExpr(
@@ -65,7 +76,7 @@ llvm::Value* FusedEpilogue::apply(llvm::Value* value, const Row& row, llvm::Valu
 }
 
 llvm::Value* FusedEpilogue::applyVector(llvm::Value* vector, const Row& row, llvm::Value* column,
-                                        llvm::Value* mask) {
+                                        llvm::Value* mask, const Position* position) {
   const KernelDesc& d = kb_.desc();
   llvm::IRBuilder<>& b = kb_.b();
   auto* type = llvm::cast<llvm::FixedVectorType>(vector->getType());
@@ -76,7 +87,12 @@ llvm::Value* FusedEpilogue::applyVector(llvm::Value* vector, const Row& row, llv
         size_t i = size_t(node.input);
         if (strides_[i].back() == 0)  // broadcast along the row: one value for all lanes
           return b.CreateVectorSplat(lanes, kb_.load(unsigned(i), ElemType::F32, row.base[i]));
-        llvm::Value* at = inputAt(row, i, column);
+        assert((!grouped_[i] || position) && "a chain input in row groups needs the position");
+        llvm::Value* at =
+            grouped_[i] ? b.CreateAdd(kb_.rowAddress(d.inputs[i], position->n, position->c,
+                                                     position->h),
+                                      position->w)
+                        : inputAt(row, i, column);
         if (!mask) return kb_.loadVector(unsigned(i), at, lanes);
         return b.CreateMaskedLoad(type, kb_.elementAddress(unsigned(i), at), llvm::Align(4), mask,
                                   llvm::Constant::getNullValue(type));

@@ -39,10 +39,16 @@ class FusedEpilogue {
 
   // The epilogue applied to `value`, the result at `column` of `row`.
   llvm::Value* apply(llvm::Value* value, const Row& row, llvm::Value* column);
+  // The first lane's output element as coordinates (n, c, h, w) of a 4-D output, which
+  // kernels that take chain inputs in row groups (row_groups.h; of the output's shape) pass.
+  struct Position {
+    llvm::Value *n, *c, *h, *w;
+  };
   // The same for a vector of consecutive columns starting at `column`; `mask` (or nullptr)
-  // switches off the lanes past the row's end (their inputs are not read).
+  // switches off the lanes past the row's end (their inputs are not read). Chain inputs in
+  // row groups are read at `at`.
   llvm::Value* applyVector(llvm::Value* vector, const Row& row, llvm::Value* column,
-                           llvm::Value* mask);
+                           llvm::Value* mask, const Position* at = nullptr);
   // Loads, applies and stores every element [0, length) of the row in place.
   void applyToRow(llvm::Value* rowStart, int64_t length);
 
@@ -60,6 +66,7 @@ class FusedEpilogue {
   bool vectorizable_ = false;
   std::vector<int64_t> shape_;                  // the chain's view of the output shape
   std::vector<std::vector<int64_t>> strides_;  // per kernel input read by the chain
+  std::vector<bool> grouped_;                   // per kernel input: in row groups
   Row current_;
 };
 

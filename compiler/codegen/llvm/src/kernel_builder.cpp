@@ -313,6 +313,29 @@ std::vector<llvm::Value*> KernelBuilder::decompose(llvm::Value* linear,
   return coords;
 }
 
+llvm::Value* KernelBuilder::rowAddress(const BufferDesc& buffer, llvm::Value* n, llvm::Value* c,
+                                       llvm::Value* h) {
+  const std::vector<int64_t>& s = buffer.shape;
+  const int64_t C = s[1], H = s[2], W = s[3];
+  llvm::IRBuilder<>& b = builder_;
+  llvm::Value* image = b.CreateMul(n, index(C * H * W));
+  const std::vector<int64_t>& groups = buffer.rowGroups;
+  if (groups.empty())
+    return b.CreateAdd(image, b.CreateMul(b.CreateAdd(b.CreateMul(c, index(H)), h), index(W)));
+  // h's group: the last whose first row is at most h (a few compares: groups are few).
+  llvm::Value* start = index(0);
+  llvm::Value* rows = index(groups[1]);
+  for (size_t g = 1; g + 1 < groups.size(); ++g) {
+    llvm::Value* inGroup = b.CreateICmpSGE(h, index(groups[g]));
+    start = b.CreateSelect(inGroup, index(groups[g]), start);
+    rows = b.CreateSelect(inGroup, index(groups[g + 1] - groups[g]), rows);
+  }
+  // C * W * start + (c * rows + h - start) * W
+  llvm::Value* inGroup = b.CreateSub(b.CreateAdd(b.CreateMul(c, rows), h), start);
+  return b.CreateAdd(image, b.CreateAdd(b.CreateMul(start, index(C * W)),
+                                        b.CreateMul(inGroup, index(W))));
+}
+
 llvm::Value* KernelBuilder::linearize(const std::vector<llvm::Value*>& coords,
                                       const std::vector<int64_t>& strides) {
   llvm::Value* result = index(0);

@@ -99,6 +99,11 @@ class KernelBuilder {
   llvm::Value* linearize(const std::vector<llvm::Value*>& coords,
                          const std::vector<int64_t>& strides);
 
+  // Element index of (n, c, h, 0) in `buffer`, a 4-D [N, C, H, W] binding, dense or in row
+  // groups (kiln/codegen/row_groups.h); n, c and h are index values.
+  llvm::Value* rowAddress(const BufferDesc& buffer, llvm::Value* n, llvm::Value* c,
+                          llvm::Value* h);
+
   // ---- Vector lanes ---------------------------------------------------------------------
   // The vectors `parts` (all of one type) joined into one vector, parts[0]'s lanes first; when
   // the number of parts is not a power of two, poison lanes follow the last part's.

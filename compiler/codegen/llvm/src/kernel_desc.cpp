@@ -165,6 +165,7 @@ void printExpr(std::ostream& os, const ElementwiseExpr& expr) {
 void printBuffer(std::ostream& os, const BufferDesc& buffer) {
   os << elemTypeName(buffer.type);
   printList(os, "", buffer.shape);
+  if (!buffer.rowGroups.empty()) printList(os, " rows", buffer.rowGroups);
 }
 
 }  // namespace

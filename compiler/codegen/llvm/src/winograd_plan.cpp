@@ -273,4 +273,16 @@ int64_t winogradTransformChannels(int64_t m, int64_t mr, int64_t blockC) {
   return std::min(blockC, std::max<int64_t>(4, kUFloats / perChannel / 4 * 4));
 }
 
+std::vector<int64_t> winogradRowBoundaries(const KernelDesc& desc, VectorUnit unit) {
+  const WinogradPlan plan = winogradPlan(desc, unit);
+  const int64_t m = desc.winogradTile;
+  const WinogradBlocks blocks = winogradBlocks(desc, plan.tile, m);
+  const int64_t T = blocks.tileRows, B = blocks.rowBlocks, OH = desc.output.shape[2];
+  // Block b: tile rows [b * T / B, (b + 1) * T / B), as emit_conv_winograd.cpp splits them.
+  std::vector<int64_t> bounds;
+  for (int64_t b = 0; b < B; ++b) bounds.push_back(std::min(OH, b * T / B * m));
+  bounds.push_back(OH);
+  return bounds;
+}
+
 }  // namespace kiln::codegen

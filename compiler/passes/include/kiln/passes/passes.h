@@ -77,6 +77,10 @@ struct MemoryPlanOptions {
   // in Dispatch::aliases). The operand and the result then start at the same arena byte,
   // the one kind of overlap the runtime's load-time validation accepts within a command.
   bool inPlace = true;
+  // Let tensors whose lifetimes do not overlap share bytes (best fit). Off: every tensor its
+  // own bytes, so that no arena byte passes between two tensors, which two threads may split
+  // differently (artifacts compiled for several threads: docs/benchmarks.md, "Halo rows").
+  bool reuse = true;
 };
 
 // plan_memory.cpp: lifetimes in stages, optional in-place elementwise writes over dying

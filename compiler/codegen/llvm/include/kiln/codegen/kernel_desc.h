@@ -1,6 +1,7 @@
 // The code generator's own description of one kernel: an op family, its attributes and the
 // dtypes/shapes of its bindings. Dispatches of the IR are lowered to this (dispatch_lowering),
-// and unit tests build it directly. LLVM-free. Every binding is a dense row-major buffer.
+// and unit tests build it directly. LLVM-free. Every binding is a dense row-major buffer, except
+// 4-D activations stored in row groups (BufferDesc::rowGroups, row_groups.h).
 //
 // Binding order of a kernel = order of `inputs`, then the output (always the last binding).
 #pragma once
@@ -8,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/codegen/quant_desc.h"
@@ -24,8 +26,17 @@ const char* elemTypeName(ElemType type);
 bool isFloat(ElemType type);
 
 struct BufferDesc {
+  BufferDesc() = default;
+  BufferDesc(ElemType elemType, std::vector<int64_t> dims = {})
+      : type(elemType), shape(std::move(dims)) {}
+
   ElemType type = ElemType::F32;
   std::vector<int64_t> shape;  // empty = scalar
+  // Empty: dense row-major. Else a 4-D [N, C, H, W] tensor stored in groups of rows
+  // (kiln/codegen/row_groups.h): the boundaries 0 = b[0] < b[1] < ... < b[G] = H; within each
+  // image, group g holds rows [b[g], b[g + 1]) of every channel ([C][rows][W]), the groups one
+  // after another. Same elements, same byte size.
+  std::vector<int64_t> rowGroups;
   int64_t elementCount() const;
 };
 

@@ -78,6 +78,11 @@ WinogradBlocks winogradBlocks(const KernelDesc& desc, const ConvGemmTile& tile, 
 inline constexpr int64_t kWinogradMinItems = 4;
 int64_t winogradSharedTasks(const KernelDesc& desc, VectorUnit unit);
 
+// The output rows at which the kernel's blocks of tile rows begin, and the output's height
+// last: 0 = b[0] < ... < b[rowBlocks] = OH (a kernel description the Winograd kernel takes,
+// its winogradTile set). The pool's threads take contiguous runs of these blocks.
+std::vector<int64_t> winogradRowBoundaries(const KernelDesc& desc, VectorUnit unit);
+
 // Whether the kernel's transforms take vectors of L consecutive slots across tile rows
 // ("packed": lane e of a block's vector v is the tile of slot v * L + e) rather than L tiles
 // of one tile row: where a tile row has at most half a vector of tiles (AVX-512: 13x13/14x14
