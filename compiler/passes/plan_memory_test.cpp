@@ -1,5 +1,6 @@
 // Memory planning tests: lifetimes, in-place writes, output routing, and the arena size
 // against the lower bound on ResNet-like and branchy graphs written in IR text.
+#include <algorithm>
 #include <sstream>
 
 #include "kiln/passes/passes.h"
@@ -81,6 +82,30 @@ TEST(PlanMemory, ResNetLikeChainsStayNearTheLowerBound) {
       expectWithinBound(dg, label.c_str());
       expectNoConflicts(dg);
     }
+}
+
+TEST(PlanMemory, WithoutReuseEveryTensorHasItsOwnBytes) {
+  PipelineOptions options;
+  options.reuseArena = false;
+  ir::DispatchGraph dg = compileGraph(parseVerified(resnetLike(4)), options);
+  expectNoConflicts(dg);
+  // Every arena tensor's bytes, 64-byte aligned, one after another in order of birth: the
+  // arena is their sum, and no two of them overlap.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  uint64_t sum = 0;
+  for (const auto& [value, ref] : dg.placement) {
+    if (ref.space != ir::Space::Arena || dg.viewRoot.count(value)) continue;
+    const uint64_t size = (value->type().byteSize() + 63) / 64 * 64;
+    ranges.push_back({ref.offset, ref.offset + size});
+    sum += size;
+  }
+  ASSERT_GT(ranges.size(), 8u);
+  EXPECT_EQ(dg.arenaSize, sum);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "tensors " << i - 1 << " and " << i;
+  // With reuse, the same graph needs far less.
+  EXPECT_LT(plan(resnetLike(4), true).arenaSize * 2, dg.arenaSize);
 }
 
 TEST(PlanMemory, ReluWritesInPlaceOverTheDyingConvOutput) {

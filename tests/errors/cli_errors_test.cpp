@@ -250,6 +250,7 @@ TEST(CliErrors, Compile) {
               "unknown --fusion 'all' (expected elementwise or none)");
   expectError({"compile", model, "-o", out, "--optimize=fast"},
               "unknown --optimize 'fast' (expected speed or size)");
+  expectError({"compile", model, "-o", out, "--threads=0"}, "--threads=0 is out of range [1, 256]");
 }
 
 }  // namespace

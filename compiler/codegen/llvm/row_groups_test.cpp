@@ -1,0 +1,112 @@
+// Row groups (kiln/codegen/row_groups.h): the element index against hand-counted offsets, the
+// halo rows' groups, and placeRowGroups on a small residual block through the real pass
+// pipeline and weight packing: which tensors take the layout (those only Winograd
+// convolutions write and read) and which stay dense (the graph's input and output, a tensor a
+// pool reads). The kernels in the layout are checked by the Winograd and conv+pool tests (every
+// case again in row groups, the same bits) and ResNet-18 end to end (tests/e2e).
+#include "kiln/codegen/row_groups.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kiln/codegen/conv_gemm_plan.h"
+#include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/codegen/winograd_plan.h"
+#include "kiln/ir/parser.h"
+#include "kiln/passes/pipeline.h"
+#include "test_support.h"
+
+namespace kiln::codegen {
+namespace {
+
+TEST(RowGroups, IndexByHand) {
+  // [2, 3, 5, 4], groups {0, 2, 5}: per image, rows 0-1 of the 3 channels (24 floats), then
+  // rows 2-4 of the 3 channels (36 floats); 60 floats an image.
+  BufferDesc b{ElemType::F32, {2, 3, 5, 4}};
+  b.rowGroups = {0, 2, 5};
+  EXPECT_EQ(rowGroupsIndex(b, 0, 0, 0, 0), 0);
+  EXPECT_EQ(rowGroupsIndex(b, 0, 0, 1, 3), 7);
+  EXPECT_EQ(rowGroupsIndex(b, 0, 1, 0, 0), 8);    // channel 1's rows 0-1 follow channel 0's
+  EXPECT_EQ(rowGroupsIndex(b, 0, 2, 1, 3), 23);   // the first group's last float
+  EXPECT_EQ(rowGroupsIndex(b, 0, 0, 2, 0), 24);   // the second group starts
+  EXPECT_EQ(rowGroupsIndex(b, 0, 1, 2, 0), 36);   // 3 rows of 4 per channel
+  EXPECT_EQ(rowGroupsIndex(b, 0, 2, 4, 3), 59);
+  EXPECT_EQ(rowGroupsIndex(b, 1, 0, 0, 0), 60);
+  b.rowGroups.clear();  // dense
+  EXPECT_EQ(rowGroupsIndex(b, 1, 2, 4, 3), 119);
+  EXPECT_EQ(rowGroupsIndex(b, 0, 1, 2, 0), 28);
+}
+
+TEST(RowGroups, HaloRowsApart) {
+  EXPECT_EQ(haloRowGroups({0, 12, 28}), (std::vector<int64_t>{0, 11, 12, 13, 28}));
+  EXPECT_EQ(haloRowGroups({0, 8, 16, 28}),
+            (std::vector<int64_t>{0, 7, 8, 9, 15, 16, 17, 28}));
+  // Blocks of one or two rows: no empty group.
+  EXPECT_EQ(haloRowGroups({0, 1, 2, 4}), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(haloRowGroups({0, 7}), (std::vector<int64_t>{0, 7}));
+}
+
+// conv -> relu -> conv + x -> relu -> max pool: %r and %s are written and read by 3x3
+// stride-1 convolutions only (%s also by the pool).
+constexpr const char* kBlock = R"(graph @g {
+  input %x : f32[1,64,28,28]
+  const %w1 : f32[64,64,3,3] = splat(0.01)
+  const %w2 : f32[64,64,3,3] = splat(-0.01)
+  const %w3 : f32[64,64,3,3] = splat(0.02)
+  %c1 = Conv(%x, %w1) {pads = [1, 1, 1, 1]} : f32[1,64,28,28]
+  %r = Relu(%c1) : f32[1,64,28,28]
+  %c2 = Conv(%r, %w2) {pads = [1, 1, 1, 1]} : f32[1,64,28,28]
+  %a = Add(%c2, %x) : f32[1,64,28,28]
+  %s = Relu(%a) : f32[1,64,28,28]
+  %c3 = Conv(%s, %w3) {pads = [1, 1, 1, 1]} : f32[1,64,28,28]
+  %t = Relu(%c3) : f32[1,64,28,28]
+  %u = Add(%t, %r) : f32[1,64,28,28]
+  %p = MaxPool(%u) {kernel_shape = [2, 2], strides = [2, 2]} : f32[1,64,14,14]
+  output "y" = %p
+})";
+
+TEST(RowGroups, PlacedOnTensorsOnlyWinogradTouches) {
+  const TargetConfig target = testing::hostTarget();
+  ir::DispatchGraph g = passes::compileGraph(ir::parseGraph(kBlock), {});
+  std::vector<KernelDesc> kernels = lowerDispatches(g);
+  packConvWeights(g, kernels, target, true);
+  ASSERT_EQ(kernels.size(), 4u);  // three convolutions (chains fused), the pool
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(kernels[size_t(i)].weightLayout == ConvWeights::Winograd ||
+                kernels[size_t(i)].weightLayout == ConvWeights::WinogradPanels)
+        << "convolution " << i << " should take the Winograd kernel";
+  EXPECT_EQ(placeRowGroups(g, kernels, target), 2);  // %r and the second block's input %s
+  const std::vector<int64_t> want =
+      haloRowGroups(winogradRowBoundaries(kernels[0], vectorUnitOf(target)));
+  ASSERT_GT(want.size(), 2u);
+  // %r: written by the first convolution, read by the second (input) and the third (its
+  // residual, a chain input of the output's shape).
+  EXPECT_EQ(kernels[0].output.rowGroups, want);
+  EXPECT_EQ(kernels[1].inputs[0].rowGroups, want);
+  EXPECT_EQ(kernels[2].inputs.back().rowGroups, want);
+  // %s: the second convolution's output, the third's input.
+  EXPECT_EQ(kernels[1].output.rowGroups, want);
+  EXPECT_EQ(kernels[2].inputs[0].rowGroups, want);
+  // Dense: the graph's input (the first convolution's input, the second's residual), the
+  // third convolution's output (a pool reads it), the pool's output.
+  EXPECT_TRUE(kernels[0].inputs[0].rowGroups.empty());
+  EXPECT_TRUE(kernels[1].inputs.back().rowGroups.empty());
+  EXPECT_TRUE(kernels[2].output.rowGroups.empty());
+  EXPECT_TRUE(kernels[3].inputs[0].rowGroups.empty());
+  EXPECT_TRUE(kernels[3].output.rowGroups.empty());
+}
+
+TEST(RowGroups, NoneWithoutVectors) {
+  TargetRequest request;
+  request.name = "cortex-m4";
+  const TargetConfig target = resolveTarget(request);
+  ir::DispatchGraph g = passes::compileGraph(ir::parseGraph(kBlock), {});
+  std::vector<KernelDesc> kernels = lowerDispatches(g);
+  packConvWeights(g, kernels, target, true);
+  EXPECT_EQ(placeRowGroups(g, kernels, target), 0);
+  for (const KernelDesc& d : kernels) EXPECT_TRUE(d.output.rowGroups.empty());
+}
+
+}  // namespace
+}  // namespace kiln::codegen
