@@ -7,19 +7,11 @@ differ), and an arena at least as large as the default's (every tensor its own b
 
   threads_artifact_check.py --kiln K --work DIR --model M.onnx --input I.npy --output O.npy
 """
-import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 
-
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"$ {' '.join(command)}\n{result.stdout}{result.stderr}")
-    return result.stdout
+from kiln_cli import model_case_args, run
 
 
 def arena_bytes(kiln, artifact):
@@ -27,11 +19,7 @@ def arena_bytes(kiln, artifact):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--kiln", "--work", "--model", "--input", "--output"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    args = model_case_args()
     default = os.path.join(args.work, "default.kiln")
     two = os.path.join(args.work, "threads2.kiln")
     run([args.kiln, "compile", args.model, "-o", default])

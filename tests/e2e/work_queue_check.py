@@ -8,28 +8,17 @@ model still gives its reference output at 1 and 2 threads.
 
   work_queue_check.py --kiln K --work DIR --model M.onnx --input I.npy --output O.npy
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
+
+from kiln_cli import model_case_args, run
 
 QUEUE_BYTES = 64
 
 
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"$ {' '.join(command)}\n{result.stdout}{result.stderr}")
-    return result.stdout
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--kiln", "--work", "--model", "--input", "--output"):
-        parser.add_argument(flag, required=True)
-    args = parser.parse_args()
-    os.makedirs(args.work, exist_ok=True)
+    args = model_case_args()
     artifact = os.path.join(args.work, "model.kiln")
     run([args.kiln, "compile", args.model, "-o", artifact])
     dump = json.loads(run([args.kiln, "dump", "--json", artifact]))
