@@ -62,7 +62,6 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
   scheduleDispatches(dg);
   MemoryPlanOptions memoryOptions;
   memoryOptions.inPlace = options.inPlace;
-  memoryOptions.reuse = options.reuseArena;
   planMemory(dg, memoryOptions);
   if (options.verifyBetweenPasses) {
     try {

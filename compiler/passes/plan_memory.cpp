@@ -11,8 +11,8 @@
 //  - In place (MemoryPlanOptions::inPlace, on by default): an elementwise dispatch writes its result over an operand whose storage dies
 //    in that dispatch (no later reader, no other reader in the same stage, same byte size).
 //    The pair is recorded in Dispatch::aliases so codegen drops noalias there.
-//  - Without reuse (MemoryPlanOptions::reuse off): every allocation its own bytes, in order
-//    of birth.
+//  - Share classes (MemoryPlanOptions::shareClass): tensors of different classes never share
+//    bytes, whatever their lifetimes.
 //  - Offsets by a best-fit heuristic: allocations in some order, each into the smallest gap
 //    between the time-overlapping allocations already placed (or on top of them); a few
 //    orders are tried (largest, longest-lived, largest size x lifetime, earliest first) and
@@ -38,10 +38,12 @@ struct Allocation {
   uint32_t start = UINT32_MAX;
   uint32_t end = 0;
   uint64_t offset = 0;
+  uint64_t shareClass = 0;
 };
 
+// Whether a and b may not share bytes: their lifetimes overlap, or their classes differ.
 bool overlaps(const Allocation& a, const Allocation& b) {
-  return a.start <= b.end && b.start <= a.end;
+  return (a.start <= b.end && b.start <= a.end) || a.shareClass != b.shareClass;
 }
 
 // Best-fit offsets for the allocations taken in `order`: each goes into the smallest gap
@@ -78,21 +80,6 @@ uint64_t placeInOrder(std::vector<Allocation>& allocs, const std::vector<size_t>
 // Runs best fit with a few placement orders (largest first; longest-lived first; largest
 // size x lifetime first; in order of birth) and keeps the smallest arena. Each order wins on
 // some graph shapes; together they stay close to the lower bound on chains and branches.
-// Every allocation its own bytes, in order of birth (then index). Returns the arena size.
-uint64_t placeApart(std::vector<Allocation>& allocs) {
-  std::vector<size_t> order(allocs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return allocs[a].start != allocs[b].start ? allocs[a].start < allocs[b].start : a < b;
-  });
-  uint64_t end = 0;
-  for (size_t i : order) {
-    allocs[i].offset = end;
-    end += allocs[i].size;  // sizes are multiples of kAlignment
-  }
-  return end;
-}
-
 uint64_t placeAllocations(std::vector<Allocation>& allocs) {
   auto lifetime = [&](size_t i) { return uint64_t(allocs[i].end - allocs[i].start + 1); };
   using Key = std::function<bool(size_t, size_t)>;
@@ -130,6 +117,11 @@ uint64_t placeAllocations(std::vector<Allocation>& allocs) {
 }  // namespace
 
 void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
+  // Planned again (share classes after code generation's choices): from scratch, keeping only
+  // the placements made before planning (outputs routed to the caller's buffers).
+  for (ir::Dispatch& d : dg.dispatches) d.aliases.clear();
+  for (auto it = dg.placement.begin(); it != dg.placement.end();)
+    it = it->second.space == ir::Space::Arena ? dg.placement.erase(it) : std::next(it);
   // ---- arena storages and their lifetimes (in stages) ----
   std::vector<const ir::Value*> storages;  // arena tensors, in schedule order
   std::unordered_map<const ir::Value*, size_t> storageIndex;
@@ -217,6 +209,7 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
     if (inserted) allocs.emplace_back();
     Allocation& a = allocs[it->second];
     a.size = std::max(a.size, size);
+    if (options.shareClass) a.shareClass = std::max(a.shareClass, options.shareClass(storages[i]));
     a.start = std::min(a.start, start[i]);
     a.end = std::max(a.end, end[i]);
   }
@@ -226,7 +219,7 @@ void planMemory(ir::DispatchGraph& dg, const MemoryPlanOptions& options) {
       if (a.start <= stage && stage <= a.end) live += a.size;
     stats.lowerBound = std::max(stats.lowerBound, live);
   }
-  stats.arenaBytes = options.reuse ? placeAllocations(allocs) : placeApart(allocs);
+  stats.arenaBytes = placeAllocations(allocs);
   dg.arenaSize = stats.arenaBytes;
   dg.memory = stats;
 

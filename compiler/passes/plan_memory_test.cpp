@@ -1,6 +1,7 @@
 // Memory planning tests: lifetimes, in-place writes, output routing, and the arena size
 // against the lower bound on ResNet-like and branchy graphs written in IR text.
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "kiln/passes/passes.h"
@@ -84,28 +85,62 @@ TEST(PlanMemory, ResNetLikeChainsStayNearTheLowerBound) {
     }
 }
 
-TEST(PlanMemory, WithoutReuseEveryTensorHasItsOwnBytes) {
-  PipelineOptions options;
-  options.reuseArena = false;
-  ir::DispatchGraph dg = compileGraph(parseVerified(resnetLike(4)), options);
-  expectNoConflicts(dg);
-  // Every arena tensor's bytes, 64-byte aligned, one after another in order of birth: the
-  // arena is their sum, and no two of them overlap.
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  uint64_t sum = 0;
+// The arena tensors' byte ranges (storages only, 64-byte aligned sizes) and their sizes.
+struct ArenaTensor {
+  uint64_t begin, end, bytes;
+};
+std::vector<ArenaTensor> arenaTensors(const ir::DispatchGraph& dg) {
+  std::vector<ArenaTensor> out;
   for (const auto& [value, ref] : dg.placement) {
     if (ref.space != ir::Space::Arena || dg.viewRoot.count(value)) continue;
     const uint64_t size = (value->type().byteSize() + 63) / 64 * 64;
-    ranges.push_back({ref.offset, ref.offset + size});
-    sum += size;
+    out.push_back({ref.offset, ref.offset + size, value->type().byteSize()});
   }
-  ASSERT_GT(ranges.size(), 8u);
+  std::sort(out.begin(), out.end(),
+            [](const ArenaTensor& a, const ArenaTensor& b) { return a.begin < b.begin; });
+  return out;
+}
+
+TEST(PlanMemory, ShareClassesKeepTensorsApart) {
+  PipelineOptions pipeline;
+  pipeline.inPlace = false;
+  ir::DispatchGraph dg = compileGraph(parseVerified(resnetLike(4)), pipeline);
+  const uint64_t shared = dg.arenaSize;
+
+  // Planned again with a class of its own for every tensor: no two share bytes, the arena is
+  // their sum.
+  std::map<const ir::Value*, uint64_t> ids;
+  MemoryPlanOptions apart;
+  apart.inPlace = false;
+  apart.shareClass = [&](const ir::Value* v) { return ids.emplace(v, ids.size() + 1).first->second; };
+  planMemory(dg, apart);
+  expectNoConflicts(dg);
+  std::vector<ArenaTensor> tensors = arenaTensors(dg);
+  ASSERT_GT(tensors.size(), 8u);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    sum += tensors[i].end - tensors[i].begin;
+    if (i > 0) EXPECT_LE(tensors[i - 1].end, tensors[i].begin) << "tensors " << i - 1 << ", " << i;
+  }
   EXPECT_EQ(dg.arenaSize, sum);
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "tensors " << i - 1 << " and " << i;
-  // With reuse, the same graph needs far less.
-  EXPECT_LT(plan(resnetLike(4), true).arenaSize * 2, dg.arenaSize);
+  EXPECT_LT(shared * 2, sum);
+
+  // Classes by byte size: tensors that share bytes have one size; the arena lies between.
+  MemoryPlanOptions bySize;
+  bySize.inPlace = false;
+  bySize.shareClass = [](const ir::Value* v) { return v->type().byteSize(); };
+  planMemory(dg, bySize);
+  expectNoConflicts(dg);
+  tensors = arenaTensors(dg);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (size_t k = i + 1; k < tensors.size() && tensors[k].begin < tensors[i].end; ++k)
+      EXPECT_EQ(tensors[i].bytes, tensors[k].bytes) << "tensors " << i << " and " << k;
+  EXPECT_GE(dg.arenaSize, shared);
+  EXPECT_LT(dg.arenaSize, sum);
+  // Planned once more the same way: the same arena (a replan starts from scratch).
+  const uint64_t once = dg.arenaSize;
+  planMemory(dg, bySize);
+  EXPECT_EQ(dg.arenaSize, once);
 }
 
 TEST(PlanMemory, ReluWritesInPlaceOverTheDyingConvOutput) {

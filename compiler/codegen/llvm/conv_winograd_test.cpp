@@ -101,6 +101,17 @@ void check(const Case& t, int64_t m, ConvWeights layout = ConvWeights::Winograd,
         << "in row groups";
   }
 
+  // Split for two threads (KernelDesc::threadSplit: two workgroups of consecutive row blocks,
+  // every panel each): the same bits, in one run and on two threads.
+  const int64_t rowBlocks =
+      int64_t(winogradRowBoundaries(d, vectorUnitOf(targetNamed(target))).size()) - 1;
+  if (t.n == 1 && rowBlocks % 2 == 0) {
+    KernelDesc s = d;
+    s.threadSplit = 2;
+    EXPECT_EQ(runKernel(s, inputs, {1, 2}, target), got) << "split for two threads";
+    EXPECT_EQ(testing::runKernelOnThreads(s, inputs, 2, target), got) << "two threads";
+  }
+
   // Where the kernel would share its panels through work queues (few row blocks, one channel
   // block), the shared form computes every panel the same way: the same bits, whether the
   // workgroups run one after another (any split) or four threads claim panels at once.

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "kiln/codegen/codegen.h"
 #include "kiln/codegen/conv_gemm_plan.h"
@@ -31,6 +32,7 @@
 #include "kiln/emit/emit_artifact.h"
 #include "kiln/import/onnx/onnx_import.h"
 #include "kiln/import/tflite/tflite_import.h"
+#include "kiln/passes/passes.h"
 #include "kiln/passes/pipeline.h"
 #include "kiln/support/diagnostics.h"
 #include "static_library.h"
@@ -117,7 +119,6 @@ CompiledModel compileModel(const CompileOptions& options) {
   passes::PipelineOptions pipelineOptions;
   pipelineOptions.printIrAfterAll = options.printIrAfterAll;
   pipelineOptions.fusion = options.fusion;
-  pipelineOptions.reuseArena = options.threads < 2;
   pipelineOptions.printTo = options.irStream;
   ir::DispatchGraph dispatchGraph = passes::compileGraph(std::move(graph), pipelineOptions);
 
@@ -129,9 +130,25 @@ CompiledModel compileModel(const CompileOptions& options) {
   // Weights in the order of the kernel that reads them (panels, Winograd transforms).
   codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);
   codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
+  // For several threads: each thread's rows, the activations' layout that keeps them apart,
+  // and a memory plan in which bytes pass only between tensors of one layout (whose rows the
+  // same threads own).
+  const std::map<const ir::Value*, std::vector<int64_t>> rowGroups =
+      codegen::placeRowGroups(dispatchGraph, kernelDescs, target, options.threads);
+  if (!rowGroups.empty()) {
+    std::map<std::string, uint64_t> layouts;  // shape and row groups -> share class
+    passes::MemoryPlanOptions memory;
+    memory.shareClass = [&](const ir::Value* value) -> uint64_t {
+      const auto found = rowGroups.find(value);
+      if (found == rowGroups.end()) return 0;
+      std::string key;
+      for (int64_t dim : value->shape()) key += std::to_string(dim) + "x";
+      for (int64_t row : found->second) key += "," + std::to_string(row);
+      return layouts.emplace(key, layouts.size() + 1).first->second;
+    };
+    passes::planMemory(dispatchGraph, memory);
+  }
   codegen::placeWorkQueues(dispatchGraph, kernelDescs);  // the queues the chosen kernels share
-  if (options.threads >= 2)  // row-split activations' layout
-    codegen::placeRowGroups(dispatchGraph, kernelDescs, target);
   codegen::CodegenResult kernels = codegen::generateKernels(kernelDescs, target, codegenOptions);
 
   // 4. emit

@@ -105,10 +105,14 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
   // output-channel groups fixed per work item.
   const int64_t tasks = d.workQueues;
   const bool shared = tasks > 0;
+  // Split for T threads (KernelDesc::threadSplit): T workgroups of consecutive row blocks.
+  const int64_t split = d.threadSplit;
+  assert((split == 0 || (!shared && N == 1)) && "a thread split has no work queues");
   assert((!shared || (oneCBlock && tasks == N * rowBlocks)) && "work queues need one channel block");
   const int64_t perTask = shared ? workgroupsPerTask(tasks) : 1;
-  int64_t ocGroups =
-      shared ? 1 : std::clamp<int64_t>(ceilDiv(kWinogradMinItems, N * rowBlocks), 1, panels);
+  int64_t ocGroups = shared || split > 0
+                         ? 1
+                         : std::clamp<int64_t>(ceilDiv(kWinogradMinItems, N * rowBlocks), 1, panels);
   if (!oneCBlock) ocGroups = std::max(ocGroups, ceilDiv(panels * P * MR * slotsBuf, kMFloats));
   ocGroups = std::min(ocGroups, panels);
   // Group g takes panels [g * panels / G, (g + 1) * panels / G): sizes differ by one at most
@@ -240,6 +244,9 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
       n = co[0], rowBlock = co[1], ocGroup = kb.index(0);
       queue = kb.workQueue(b.CreateUDiv(item, kb.index(perTask)));
       fromTop = b.CreateICmpNE(b.CreateAnd(co[2], kb.index(1)), kb.index(0));
+    } else if (split > 0) {  // row blocks outer: a workgroup's share is a run of rows
+      std::vector<llvm::Value*> co = kb.decompose(item, {N, rowBlocks, ocGroups});
+      n = co[0], rowBlock = co[1], ocGroup = co[2];
     } else {
       std::vector<llvm::Value*> co = kb.decompose(item, {N, ocGroups, rowBlocks});
       n = co[0], ocGroup = co[1], rowBlock = co[2];
@@ -861,6 +868,7 @@ uint32_t emitConvWinograd(KernelBuilder& kb) {
                          b.CreateICmpSLE(claimed, kb.index(panels - kJoinPanels))),
               rowBlockWork);
   });
+  if (split > 0) return uint32_t(std::min(split, rowBlocks));
   return workgroupsFor(items, panelsPerGroup * MR * C * P * slotsBuf);
 }
 

@@ -174,6 +174,7 @@ std::string KernelDesc::key() const {
   std::ostringstream os;
   os.precision(17);
   os << "kind" << static_cast<int>(kind) << " alias" << bindingsMayAlias << " wq" << workQueues
+     << " ts" << threadSplit
      << " in(";
   for (const BufferDesc& in : inputs) printBuffer(os, in), os << ' ';
   os << ") out ";

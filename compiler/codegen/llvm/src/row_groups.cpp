@@ -64,13 +64,37 @@ bool isOutputShapedChainInput(const KernelDesc& d, int slot) {
   return slot >= 0 && size_t(slot) >= firstChain && d.inputs[size_t(slot)].shape == d.output.shape;
 }
 
+// The output rows where the threads' shares of a Winograd convolution begin, and its height:
+// every block of tile rows, or with a thread split (KernelDesc::threadSplit) every run of
+// blocks.
+std::vector<int64_t> shareBoundaries(const KernelDesc& d, VectorUnit unit) {
+  const std::vector<int64_t> blocks = winogradRowBoundaries(d, unit);
+  if (d.threadSplit == 0) return blocks;
+  const int64_t B = int64_t(blocks.size()) - 1, T = d.threadSplit;
+  std::vector<int64_t> runs;
+  for (int64_t t = 0; t <= T; ++t) runs.push_back(blocks[size_t(t * B / T)]);
+  return runs;
+}
+
 }  // namespace
 
-int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
-                   const TargetConfig& target) {
+std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
+    const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels, const TargetConfig& target,
+    int64_t threads) {
   assert(kernels.size() == graph.dispatches.size() && "one kernel description per dispatch");
   const VectorUnit unit = vectorUnitOf(target);
-  if (unit.lanes == 0) return 0;
+  if (unit.lanes == 0 || threads < 2) return {};
+
+  // Winograd convolutions of one image whose blocks of tile rows divide among the threads: one
+  // workgroup per thread, a run of blocks each (no work queues), so that a thread writes and
+  // reads the same rows in every convolution of the chain and in every call.
+  for (KernelDesc& d : kernels) {
+    if (!isWinograd(d) || d.inputs[0].shape[0] != 1) continue;
+    const int64_t blocks = int64_t(winogradRowBoundaries(d, unit).size()) - 1;
+    if (blocks < threads || blocks % threads != 0) continue;
+    d.threadSplit = threads;
+    d.workQueues = 0;
+  }
 
   // Every binding of every tensor value.
   std::map<const ir::Value*, std::vector<Access>> accesses;
@@ -140,7 +164,7 @@ int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kern
       }
     }
     if (!ok || !writer || !blocks) continue;
-    std::vector<int64_t> bounds = haloRowGroups(winogradRowBoundaries(*blocks, unit));
+    std::vector<int64_t> bounds = haloRowGroups(shareBoundaries(*blocks, unit));
     if (bounds.size() > 2) groups[value] = std::move(bounds);
   }
 
@@ -150,7 +174,7 @@ int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kern
       (a.slot == -1 ? d.output : d.inputs[size_t(a.slot)]).rowGroups = bounds;
     }
   }
-  return int(groups.size());
+  return groups;
 }
 
 }  // namespace kiln::codegen

@@ -6,6 +6,8 @@
 // planMemory, each filling in more of it.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 
 #include "kiln/ir/dispatch_graph.h"
@@ -77,10 +79,11 @@ struct MemoryPlanOptions {
   // in Dispatch::aliases). The operand and the result then start at the same arena byte,
   // the one kind of overlap the runtime's load-time validation accepts within a command.
   bool inPlace = true;
-  // Let tensors whose lifetimes do not overlap share bytes (best fit). Off: every tensor its
-  // own bytes, so that no arena byte passes between two tensors, which two threads may split
-  // differently (artifacts compiled for several threads: docs/benchmarks.md, "Halo rows").
-  bool reuse = true;
+  // Tensors whose lifetimes do not overlap share bytes (best fit) only if this gives them the
+  // same class (empty: one class for all). Artifacts compiled for several threads give each
+  // row-group layout its own class, so that no arena byte passes between tensors whose rows
+  // different threads own (docs/benchmarks.md, "Halo rows").
+  std::function<uint64_t(const ir::Value*)> shareClass;
 };
 
 // plan_memory.cpp: lifetimes in stages, optional in-place elementwise writes over dying

@@ -19,8 +19,6 @@ struct PipelineOptions {
   std::ostream* printTo = nullptr;  // nullptr: std::cerr
   // In-place elementwise writes (see MemoryPlanOptions::inPlace in passes.h).
   bool inPlace = true;
-  // Arena bytes shared by tensors whose lifetimes do not overlap (MemoryPlanOptions::reuse).
-  bool reuseArena = true;
   // Elementwise fusion (fuseElementwise); off = one op per dispatch (--fusion=none).
   bool fusion = true;
   // Run the IR verifier after every graph pass. On by default in debug builds (!NDEBUG).

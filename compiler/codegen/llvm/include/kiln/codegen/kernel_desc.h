@@ -176,6 +176,11 @@ struct KernelDesc {
   // binding after the outputs, zeroed before every call. The kernel's workgroups take their
   // share of the work from them at run time. 0: no such binding.
   int64_t workQueues = 0;
+  // Winograd convolutions of artifacts compiled for T >= 2 threads (row_groups.h): T
+  // workgroups, each a contiguous run of the blocks of tile rows with every output channel,
+  // so that each thread keeps the same rows in every convolution and every call. 0: the
+  // kernel's own items (work queues or fixed groups).
+  int64_t threadSplit = 0;
   // Bindings of the kernel: inputs, output, extra outputs, then the work queues if any.
   size_t bindingCount() const { return inputs.size() + 1 + extraOutputs.size() + (workQueues > 0); }
   unsigned workQueueBinding() const { return unsigned(inputs.size() + 1 + extraOutputs.size()); }

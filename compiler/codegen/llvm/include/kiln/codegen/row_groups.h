@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "kiln/codegen/kernel_desc.h"
@@ -36,10 +37,15 @@ int64_t rowGroupsIndex(const BufferDesc& buffer, int64_t n, int64_t c, int64_t h
 // in one per channel (docs/benchmarks.md, "Halo rows"). {0, 12, 28} -> {0, 11, 12, 13, 28}.
 std::vector<int64_t> haloRowGroups(const std::vector<int64_t>& blocks);
 
-// Sets rowGroups on the KernelDesc buffers of the tensors that take them (see above); returns
-// how many tensors. kernels[i] describes graph.dispatches[i], its weights already packed
-// (packConvWeights decides which convolutions run on the Winograd kernel).
-int placeRowGroups(const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
-                   const TargetConfig& target);
+// For `threads` >= 2 (else nothing): splits the Winograd convolutions of one image whose
+// blocks of tile rows divide among the threads into one run of blocks per thread
+// (KernelDesc::threadSplit, no work queues), then sets rowGroups on the KernelDesc buffers of
+// the tensors that take them (see above, at the threads' shares); returns those tensors and
+// their groups.
+// kernels[i] describes graph.dispatches[i], its weights already packed (packConvWeights
+// decides which convolutions run on the Winograd kernel). Run before placeWorkQueues.
+std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
+    const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels, const TargetConfig& target,
+    int64_t threads);
 
 }  // namespace kiln::codegen
