@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """An artifact compiled for two threads (`kiln compile --threads=2`: row groups for the
-activations that Winograd convolutions split by rows, an arena without reuse) on a real model:
+activations that Winograd convolutions split by rows, bytes reused only within a layout) on a
+real model:
 it gives the reference output at 1 and 2 threads, the same outputs bit for bit as the
 default artifact (`kiln compare --tolerance=0,0`: the same arithmetic, only the bytes' places
-differ), and an arena at least as large as the default's (every tensor its own bytes).
+differ), and an arena at least as large as the default's (fewer tensors may share bytes).
 
   threads_artifact_check.py --kiln K --work DIR --model M.onnx --input I.npy --output O.npy
 """

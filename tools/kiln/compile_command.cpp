@@ -148,7 +148,7 @@ const Command& compileCommand() {
         "stay the model's size"},
        {"threads", FlagKind::Value, "N",
         "threads that will run the artifact (default 1); from 2 on, row-split activations in "
-        "row groups and an arena without reuse, so the threads' cores exchange only halo rows"},
+        "one run of rows per thread, in row groups; the threads' cores exchange only halo rows"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

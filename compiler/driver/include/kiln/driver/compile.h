@@ -44,10 +44,11 @@ struct CompileOptions {
   // --optimize=size: no kernel whose packed weights are larger than the model's (Winograd
   // convolutions), so the constants stay the model's size; speed (default) takes them.
   bool optimizeForSize = false;
-  // --threads: how many threads will run the artifact. From 2 on, activations that two
-  // threads split by rows are laid out in row groups (kiln/codegen/row_groups.h) and every
-  // tensor gets arena bytes of its own (a larger arena), so that no cache line passes
-  // between the threads' cores but the halo rows. Any thread count runs any artifact.
+  // --threads: how many threads will run the artifact. From 2 on, Winograd convolutions give
+  // each thread one run of rows, the activations between them are laid out in row groups
+  // (kiln/codegen/row_groups.h), and arena bytes pass only between tensors of one layout (a
+  // larger arena), so that little but the halo rows passes between the threads' cores. Any
+  // thread count runs any artifact.
   uint32_t threads = 1;
   // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
   // after the TFLite tensor, to compare intermediate results layer by layer.

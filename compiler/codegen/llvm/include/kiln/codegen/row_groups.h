@@ -8,12 +8,14 @@
 // and the runtime do not see the layout.
 //
 // For artifacts compiled for several threads (`kiln compile --threads=N`, N >= 2) the driver
-// calls placeRowGroups, which chooses the tensors and their boundaries: arena tensors written
-// by a Winograd convolution or the fused convolution + pool kernel and read only by Winograd
-// convolutions, as their input or as a fused chain input of the output's shape (read at the
-// output element's coordinates, whatever the output's layout). The boundaries: the Winograd
-// kernel's blocks of tile rows, which the pool's threads take in contiguous runs, with the
-// halo rows apart (haloRowGroups). Every other tensor stays dense. LLVM-free.
+// calls placeRowGroups, which first gives each thread one run of a Winograd convolution's
+// blocks of tile rows (KernelDesc::threadSplit), then chooses the tensors and their
+// boundaries: arena tensors written by a Winograd convolution or the fused convolution + pool
+// kernel and read only by Winograd convolutions, as their input or as a fused chain input of
+// the output's shape (read at the output element's coordinates, whatever the output's
+// layout). The boundaries: where the threads' runs begin, with the halo rows apart
+// (haloRowGroups). Every other tensor stays dense. The driver then plans memory again so that
+// bytes pass only between tensors of one layout. LLVM-free.
 #pragma once
 
 #include <cstdint>
