@@ -117,7 +117,19 @@ def benchModel(args, name, model, input_npy, reference, case):
     checkOutputs(args, row, artifact, ort, inputs, reference,
                  case.get("tolerance") or "1e-3,1e-4")
     for threads in args.threads:
-        row["threads"][str(threads)] = benchInterleaved(args, artifact, ort, inputs, threads)
+        # With --compile-for-threads, kiln runs N threads on an artifact compiled for N.
+        bench_artifact = artifact
+        if args.compile_for_threads and threads >= 2:
+            bench_artifact = os.path.join(args.work, f"{name}.t{threads}.kiln")
+            compiled = sh([args.kiln, "compile", model, "-o", bench_artifact,
+                           f"--threads={threads}"] + case.get("compile_flags", []))
+            if compiled.returncode != 0:
+                row["error"] = f"kiln compile --threads={threads}: " + lastLine(compiled.stderr)
+                return row
+            checkOutputs(args, row, bench_artifact, ort, inputs, reference,
+                         case.get("tolerance") or "1e-3,1e-4")
+        row["threads"][str(threads)] = benchInterleaved(args, bench_artifact, ort, inputs,
+                                                        threads)
     output = os.path.join(args.work, name + "_out.npy")
     row["kiln_rss_kb"] = peakRssKb([args.kiln, "run", artifact] + inputs +
                                    [f"--output=@{output}"])
@@ -258,6 +270,9 @@ def main():
                         "medians of the rounds' p50 and p99 are reported")
     parser.add_argument("--kiln-bench-flags", default="",
                         help="extra flags for kiln bench, e.g. '--pin=0'")
+    parser.add_argument("--compile-for-threads", action="store_true",
+                        help="bench kiln at N >= 2 threads on an artifact compiled with "
+                        "--threads=N (row groups, one run of rows per thread)")
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if any model failed to compile, run or match PyTorch")

@@ -8,7 +8,7 @@ and the method, in one command.
 Steps: the machine (lscpu: model, the SIMD flags that matter, cores); the f32 FMA peak of one
 core (bench/fma_peak_bench.cpp, best of a few repetitions); bench/compare.py on digits, mnist_cnn,
 mobilenet_v2, resnet18 and squeezenet1_1 at 1 and 2 threads with R interleaved kiln/ORT rounds
-(medians of the per-round p50 and p99); `kiln bench --per-dispatch --peak-gflops=PEAK` on
+(medians of the per-round p50 and p99; kiln's 2 threads on artifacts compiled with --threads=2); `kiln bench --per-dispatch --peak-gflops=PEAK` on
 ResNet-18 at 1 thread for its 3x3 convolutions (kernel size read from the ONNX file by
 bench/onnx_nodes.py); ResNet-18's 2-thread speed-up in paired rounds of kiln and ONNX Runtime,
 each beside bench/two_thread_floor_bench.cpp (the machine's own ceiling); the three slowest dispatches of each model; and the jitter of digits and the MNIST CNN
@@ -109,7 +109,7 @@ def runCompare(args):
     command = [sys.executable, os.path.join(HERE, "compare.py"), "--kiln", args.kiln,
                "--models-dir", args.models_dir, "--work", args.work, "--models", ",".join(MODELS),
                "--threads", "1,2", "--seconds", str(args.seconds), "--rounds", str(args.rounds),
-               "--kiln-bench-flags=--preemption", "--json", out_json]
+               "--kiln-bench-flags=--preemption", "--compile-for-threads", "--json", out_json]
     print("performance: " + " ".join(command), file=sys.stderr, flush=True)
     result = sh(command, check=False)
     if not os.path.exists(out_json):
@@ -180,7 +180,9 @@ def pairedSpeedup(args):
     folder = os.path.join(args.models_dir, "resnet18")
     input_npy = os.path.join(folder, "input.npy")
     commands = {
-        "kiln": lambda t: [args.kiln, "bench", os.path.join(args.work, "resnet18.kiln"),
+        "kiln": lambda t: [args.kiln, "bench",
+                           os.path.join(args.work, "resnet18.kiln" if t == 1 else
+                                        f"resnet18.t{t}.kiln"),
                            f"--input=@{input_npy}", f"--threads={t}",
                            f"--seconds={args.seconds}", "--json"],
         "ort": lambda t: ["node", os.path.join(HERE, "ort_bench.js"),
@@ -393,8 +395,12 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
              f"{compare['seconds']:g} s after a warm-up. A figure below is the **median over the "
              "rounds of the per-round p50** (and of the per-round p99); jitter is the median of "
              "the per-round p99/p50.")
+    L.append("- kiln runs N threads on the artifact compiled for N (`kiln compile --threads=N`, "
+             "compare.py --compile-for-threads: one run of rows per thread in the Winograd "
+             "convolutions, the activations between them in row groups), as a deployment "
+             "compiles for its thread count; 1 thread on the default artifact.")
     L.append("- Both runtimes first reproduce PyTorch's output on the same input (compare.py "
-             "checks it; a mismatch would be listed under the table).")
+             "checks it, for every artifact; a mismatch would be listed under the table).")
     L.append("- Models: the torch-exported models of the e2e tests (`scripts/export_models.py`, "
              "batch 1, f32).\n")
     L.append("## kiln vs ONNX Runtime\n")
