@@ -147,8 +147,9 @@ const Command& compileCommand() {
         "than the model's (Winograd 3x3 convolutions: 1.8-4x those weights); size: constants "
         "stay the model's size"},
        {"threads", FlagKind::Value, "N",
-        "threads that will run the artifact (default 1); from 2 on, row-split activations in "
-        "one run of rows per thread, in row groups; the threads' cores exchange only halo rows"},
+        "threads that will run the artifact (default 1); from 2 on, Winograd convolutions give "
+        "each thread one run of rows and the activations between them lie in row groups, so "
+        "the threads' cores exchange little but halo rows"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},
