@@ -136,7 +136,8 @@ std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
 
   // Candidates: f32 arena tensors written by one Winograd or convolution + pool kernel and
   // read only by Winograd convolutions (input or output-shaped chain input). The boundaries:
-  // the Winograd writer's blocks of rows, else the first reader's that keeps the height.
+  // where the threads' shares of the Winograd writer begin (shareBoundaries), else those of
+  // the first reader that keeps the height; then the halo rows apart.
   std::map<const ir::Value*, std::vector<int64_t>> groups;
   for (const auto& [value, list] : accesses) {
     if (shared.count(value) || value->dtype() != ir::DType::F32 || value->shape().size() != 4)
