@@ -2,8 +2,13 @@
 // test artifact.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
+#include "artifact_writer.h"
 #include "cli_fixture.h"
 #include "cli_runner.h"
+#include "npy.h"
+#include "test_artifacts.h"
 
 namespace kiln::clitest {
 namespace {
@@ -50,6 +55,25 @@ TEST(KilnCompare, TwoArtifactsOfOneModelSideBySide) {
                            "  A " , "  B ", "B / A by pairs of blocks: median ",
                            "outputs agree (rtol 0.001, atol 1e-05)"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << " in " << r.out;
+}
+
+TEST(KilnCompare, SaysWhichOutputDiffers) {
+  // The standard artifact with a bias of 100 instead of its own: `out` (the scaled, biased
+  // sum after Relu) and `total` differ, `twice` does not. Reported, not an error.
+  testing::ArtifactSpec spec = testing::standardSpec(testing::Kernels::kElf);
+  const float bias = 100.0f;
+  std::memcpy(spec.constants.data() + 64, &bias, 4);
+  const std::string biased = f().dir + "/biased.kiln";
+  cli::writeFileBytes(biased, testing::writeArtifact(spec));
+  CliResult r = runKiln({"compare", f().elf, biased, "--input=@" + f().x, "--input=@" + f().y,
+                         "--seconds=0.02", "--block-ms=5", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"outputs_agree\":false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"outputs_differ\":\"output 0 ('out'): "), std::string::npos) << r.out;
+  r = runKiln({"compare", f().elf, biased, "--input=@" + f().x, "--input=@" + f().y,
+               "--seconds=0.02", "--block-ms=5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("  outputs differ: output 0 ('out'): "), std::string::npos) << r.out;
 }
 
 TEST(KilnDump, TextShowsSectionsFunctionsAndStages) {

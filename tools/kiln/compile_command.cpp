@@ -97,6 +97,11 @@ int runCompile(const ParsedArgs& args) {
                 summary.kernelCount, static_cast<unsigned long long>(summary.arenaBytes),
                 static_cast<unsigned long long>(summary.constantsBytes),
                 options.externalConstantsPath.empty() ? "" : " (external)");
+  if (args.flag("verbose") && options.threads >= 2)
+    std::printf("%s: for %u threads: %u dispatches split into one run of rows per thread, %u "
+                "tensors in row groups\n",
+                options.outputPath.c_str(), options.threads, summary.rowSplitDispatches,
+                summary.rowGroupTensors);
   if (options.outputFormat == driver::OutputFormat::StaticLib) {
     std::printf("%s, %s: static library for %s\n%s", summary.kernelObjectPath.c_str(),
                 summary.headerPath.c_str(), summary.targetName.c_str(), summary.footprint.c_str());

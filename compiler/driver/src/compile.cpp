@@ -170,6 +170,9 @@ CompiledModel compileModel(const CompileOptions& options) {
   model.summary.constantsBytes = dispatchGraph.constantsSize;
   model.summary.arenaBytes = dispatchGraph.arenaSize;
   model.summary.dispatchCount = static_cast<uint32_t>(dispatchGraph.dispatches.size());
+  model.summary.rowGroupTensors = static_cast<uint32_t>(rowGroups.size());
+  for (const codegen::KernelDesc& d : kernelDescs)
+    model.summary.rowSplitDispatches += d.threadSplit > 0 ? 1 : 0;
   model.summary.kernelCount = kernels.kernelCount;
   if (kernels.output == codegen::KernelOutput::RelocatableObject) model.kernelObject = kernels.bytes;
   model.artifact = std::move(emitted.artifact);

@@ -66,6 +66,10 @@ struct CompileSummary {
   uint64_t arenaBytes = 0;
   uint32_t dispatchCount = 0;
   uint32_t kernelCount = 0;
+  // --threads >= 2: dispatches split into one run of rows per thread, and the tensors laid
+  // out in row groups (kiln/codegen/row_groups.h).
+  uint32_t rowSplitDispatches = 0;
+  uint32_t rowGroupTensors = 0;
   std::filesystem::path kernelObjectPath;  // written for static-kernel targets, else empty
   std::string libraryName;                 // the static kernel library's name
   // --output-format=static-lib: the files written and the footprint lines (flash, RAM).
