@@ -132,6 +132,26 @@ TEST(WindowKernels, Depthwise3x3Stride1) {
   checkDepthwise({1, 2, 1, 7, 30, 3, 3, {1, 1}, {2, 0, 1, 2}, true, Fused::None});
 }
 
+// Row groups by register count: with 32 vector registers (AVX-512) maps of up to 14 output
+// rows are one group (MobileNetV2's 14x14 and 28 -> 14 stride-2 layers), taller ones groups
+// of 4 (stride 1) or 2 (stride 2) rows with a shorter last group; with 16 (AVX2) the groups
+// start at 8 rows. Rows narrower than a vector keep their first lanes: one masked store on
+// AVX-512 (14 of 16 lanes, 9 of 16, 7 of 8), power-of-two pieces on AVX2.
+TEST(WindowKernels, DepthwiseRowGroupsByRegisters) {
+  std::vector<std::string> targets = {"x86_64-v3"};
+  if (testing::hostRunsAvx512()) targets.push_back("x86_64-v4");
+  for (const std::string& target : targets) {
+    SCOPED_TRACE(target);
+    for (int64_t h : {8, 13, 14, 15, 17, 19})
+      checkDepthwise({1, 3, 1, h, 14, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::ClipField}, target);
+    checkDepthwise({1, 2, 1, 14, 9, 3, 3, {1, 1}, {1, 1, 1, 1}, false, Fused::Residual}, target);
+    checkDepthwise({1, 2, 1, 12, 7, 3, 3, {1, 1}, {1, 1, 1, 1}, true, Fused::HardSwish}, target);
+    checkDepthwise({1, 3, 1, 28, 28, 3, 3, {2, 2}, {1, 1, 1, 1}, true, Fused::ClipField}, target);
+    checkDepthwise({1, 2, 1, 29, 30, 3, 3, {2, 2}, {1, 1, 1, 1}, true, Fused::None}, target);
+    checkDepthwise({1, 2, 1, 14, 14, 5, 5, {1, 1}, {2, 2, 2, 2}, true, Fused::Sigmoid}, target);
+  }
+}
+
 TEST(WindowKernels, DepthwiseLargeOutputPrefetchesItsStores) {
   // Just over 1 MiB of output (from which stores prefetch their lines two row groups ahead,
   // past the end of the output for the last groups): MobileNetV2's features.1 planes.
@@ -264,6 +284,20 @@ TEST(WindowKernels, AveragePoolPadsAndCountIncludePad) {
     checkPool({PoolKind::Average, 2, 8, 7, 3, 1, {1, 1, 1, 1}, false, include});  // one 8-lane tile
   }
   checkPool({PoolKind::Average, 2, 8, 16, 2, 2, {0, 0, 0, 0}, false, false});
+}
+
+// Pools over 14-row maps and taller ones (one group of rows, or groups and a last one, by the
+// target's registers), and a 13-wide row stored under a mask on AVX-512.
+TEST(WindowKernels, PoolRowGroupsByRegisters) {
+  std::vector<std::string> targets = {"x86_64-v3"};
+  if (testing::hostRunsAvx512()) targets.push_back("x86_64-v4");
+  for (const std::string& target : targets) {
+    SCOPED_TRACE(target);
+    checkPool({PoolKind::Max, 2, 28, 28, 3, 2, {1, 1, 1, 1}, false, false}, target);
+    checkPool({PoolKind::Max, 2, 27, 27, 3, 2, {0, 0, 0, 0}, true, false}, target);
+    checkPool({PoolKind::Average, 2, 14, 14, 3, 1, {1, 1, 1, 1}, false, true}, target);
+    checkPool({PoolKind::Average, 2, 17, 13, 3, 1, {1, 1, 1, 1}, false, false}, target);
+  }
 }
 
 TEST(WindowKernels, PoolsWithFourLanes) {

@@ -176,6 +176,9 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
   emitTarget.int8Dot = int8DotFor(target);
+  emitTarget.maskedStores = target.arch == TargetArch::X86_64 && !target.microcontroller &&
+                            targetHasFeature(target, "avx512f") &&
+                            targetHasFeature(target, "avx512vl");
 
   CodegenResult result;
   result.output = target.output;

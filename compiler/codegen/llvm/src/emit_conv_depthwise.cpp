@@ -64,7 +64,8 @@ bool emitConvDepthwise(KernelBuilder& kb, uint32_t& workgroups) {
     emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
     output.finishGroup(g, rows);
   });
-  workgroups = workgroupsFor(windowGroupCount(g, N * OC), windowGroupRows(g) * g.OW * taps);
+  workgroups = workgroupsFor(windowGroupCount(g, N * OC, kb.target().vectorRegisters),
+                            windowGroupRows(g, kb.target().vectorRegisters) * g.OW * taps);
   return true;
 }
 

@@ -98,7 +98,8 @@ bool emitPoolVector(KernelBuilder& kb, uint32_t& workgroups) {
     emitWindowRows(kb, g, tiles, inPlane, oh0, rows, padRow, ops);
     output.finishGroup(g, rows);
   });
-  workgroups = workgroupsFor(windowGroupCount(g, planes), windowGroupRows(g) * g.OW * g.KH * g.KW);
+  workgroups = workgroupsFor(windowGroupCount(g, planes, kb.target().vectorRegisters),
+                            windowGroupRows(g, kb.target().vectorRegisters) * g.OW * g.KH * g.KW);
   return true;
 }
 

@@ -23,6 +23,9 @@ struct EmitTarget {
   // (0: keep the plain kernels, e.g. on microcontrollers where code size matters more).
   unsigned vectorLanes = 0;
   unsigned vectorRegisters = 16;  // architectural vector registers (register tiles' budget)
+  // A masked store of any vector width is one instruction (x86 with AVX-512F and VL: a store
+  // under a k mask); elsewhere a vector's first lanes are stored in power-of-two pieces.
+  bool maskedStores = false;
   unsigned pointerBits = 64;
   bool optimizeForSize = false;
   std::string cpu, features;

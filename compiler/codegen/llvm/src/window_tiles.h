@@ -8,8 +8,8 @@
 // tests bounds. A last tile that would run past the row's end is shifted left to end on it
 // (recomputing a few columns) so stores stay unmasked; only rows narrower than a vector (one
 // tile, wider than half a vector or narrower than 4 lanes) keep their inside lanes, stored in
-// pieces. Stride 2 loads 2V consecutive inputs and splits them into even and odd lanes
-// (two kernel columns per load pair). Dilation 1 only.
+// pieces (one masked store on AVX-512). Stride 2 loads 2V consecutive inputs and splits them
+// into even and odd lanes (two kernel columns per load pair). Dilation 1 only.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -80,8 +80,9 @@ void emitWindowRows(KernelBuilder& kb, const WindowGeometry& g,
                     const std::vector<ColumnTile>& tiles, llvm::Value* inPlane, llvm::Value* oh0,
                     int64_t rows, llvm::Value* padRow, const WindowOps& ops);
 
-// Rows per group: the output rows a step computes together.
-int64_t windowGroupRows(const WindowGeometry& g);
+// Rows per group: the output rows a step computes together (more on targets with 32 vector
+// registers).
+int64_t windowGroupRows(const WindowGeometry& g, unsigned vectorRegisters);
 
 // Calls rowsBody(plane, oh0, rows) for this workgroup's share of the (plane, row group) items
 // of `planes` planes: full groups of windowGroupRows(g) rows, and the last group of a plane
@@ -91,7 +92,7 @@ void forEachWindowGroup(
     const std::function<void(llvm::Value* plane, llvm::Value* oh0, int64_t rows)>& rowsBody);
 
 // Work items forEachWindowGroup splits over workgroups.
-int64_t windowGroupCount(const WindowGeometry& g, int64_t planes);
+int64_t windowGroupCount(const WindowGeometry& g, int64_t planes, unsigned vectorRegisters);
 
 // The output side of a window kernel over NCHW output planes of OH x OW: the output rows of a
 // group and the store of their finished vectors, the fused epilogue applied before that only
