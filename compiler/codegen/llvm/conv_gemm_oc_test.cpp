@@ -265,5 +265,24 @@ TEST(ConvGemmOc, Avx512Tiles) {
   check({1, 200, 14, 14, 64, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
 }
 
+// Maps split only by panels take one-vector panels on AVX-512 where two-vector ones would be
+// an odd count: MobileNetV2's 7x7 960 -> 160 (five panels of 32 -> ten of 16, tiles of 10
+// pixels), and a 7x7 96-channel conv; an even count (320), a map that splits by tiles (14x14,
+// 96 channels), channels that are not whole vectors (168) and AVX2 keep two vectors.
+TEST(ConvGemmOc, OneVectorPanelsWhereTwoWouldShareUnevenly) {
+  const VectorUnit avx512{16, 32}, avx2{8, 16};
+  OcVectorTile narrow = ocVectorTile(describe({1, 960, 7, 7, 160, 1, 1}), avx512);
+  EXPECT_EQ(narrow.ocVectors, 1);
+  EXPECT_EQ(narrow.pixels, 10);
+  EXPECT_EQ(ocVectorTile(describe({1, 64, 7, 7, 96, 1, 1}), avx512).ocVectors, 1);
+  EXPECT_EQ(ocVectorTile(describe({1, 960, 7, 7, 320, 1, 1}), avx512).ocVectors, 2);
+  EXPECT_EQ(ocVectorTile(describe({1, 576, 14, 14, 96, 1, 1}), avx512).ocVectors, 2);
+  EXPECT_EQ(ocVectorTile(describe({1, 960, 7, 7, 168, 1, 1}), avx512).ocVectors, 2);
+  EXPECT_EQ(ocVectorTile(describe({1, 960, 7, 7, 160, 1, 1}), avx2).ocVectors, 2);
+  // Against the reference (with a residual, and a 3x3 im2col conv into 7x7 with 80 channels).
+  check({1, 96, 7, 7, 160, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, Activation::None, true});
+  check({1, 24, 14, 14, 80, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, Activation::Relu});
+}
+
 }  // namespace
 }  // namespace kiln::codegen

@@ -75,6 +75,16 @@ OcVectorTile ocVectorTile(const KernelDesc& d, VectorUnit unit) {
   if ((pixels > kMaxPixels && !shortRowStem(d, base, unit)) || oc < tile.oc()) return {};
   const bool inPlace = ws[2] == 1 && ws[3] == 1 && d.pads == std::array<int64_t, 4>{0, 0, 0, 0};
   if (!inPlace && ys[3] > kMaxIm2colColumns) return {};
+  // Where the items can only be groups of panels (maps too small for groups of pixel tiles,
+  // ocVectorItems), an odd number of two-vector panels shares unevenly between two threads:
+  // MobileNetV2's 7x7 960 -> 160 convs ran as 2 + 3 panels of 32 channels, 64 and 89 us. With
+  // 32 registers, one-vector panels (10 of 16: 5 + 5) are no slower on one thread, 149-150
+  // against 153 us (the sum of both workgroups' minimums, Zen 4), and even on two: 75 + 75.
+  const bool panelsOnly = pixels < 2 * kMinGroupPixels || (!inPlace && pixels <= oc);
+  if (tile.ocVectors == 2 && unit.registers >= 32 && panelsOnly && oc % unit.lanes == 0) {
+    const int64_t panels = (oc + tile.oc() - 1) / tile.oc();
+    if (panels > 1 && panels % 2 == 1) tile.ocVectors = 1;
+  }
   // Accumulators get every register but the weight vectors and one broadcast; of the tile
   // heights that keep enough independent accumulators (>= 8) the one that covers the map with
   // the fewest pixel computations (the last tile is shifted back to end on the map's end).
