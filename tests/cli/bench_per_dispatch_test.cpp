@@ -300,6 +300,32 @@ TEST_F(KilnBenchPerDispatch, FloorBesideTheCalls) {
             std::string::npos) << traced.err;
 }
 
+// --cold-caches=KB: a buffer written before every timed call, outside the timing (the timed
+// calls are still the requested 200; no figure is asserted, this is not a timed test); with
+// the per-dispatch trace too; the buffer's size must be a positive number of kilobytes.
+TEST_F(KilnBenchPerDispatch, ColdCachesBeforeEveryCall) {
+  CliResult r = bench("digits.kiln", {"--cold-caches=2048", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"cold_caches_kb\":2048,"), std::string::npos) << r.out;
+  EXPECT_EQ(jsonNumber(r.out, "iterations"), 200);
+  EXPECT_GE(jsonNumber(r.out, "p99_us"), jsonNumber(r.out, "p50_us"));
+  CliResult text = bench("digits.kiln", {"--cold-caches=64", "--per-dispatch"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("  cold caches: 64 KB written before every timed call (not timed)\n"),
+            std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("per dispatch (median over 200 calls"), std::string::npos) << text.out;
+  for (const char* bad : {"--cold-caches=0", "--cold-caches=-5"}) {
+    CliResult e = bench("digits.kiln", {bad});
+    EXPECT_EQ(e.exitCode, 1) << bad;
+    EXPECT_NE(e.err.find(std::string(bad) + " is out of range [1, 4194304]"), std::string::npos)
+        << e.err;
+  }
+  CliResult word = bench("digits.kiln", {"--cold-caches=lots"});
+  EXPECT_EQ(word.exitCode, 1);
+  EXPECT_NE(word.err.find("--cold-caches expects an integer, got 'lots'"), std::string::npos)
+      << word.err;
+}
+
 // --samples=FILE.npy: every timed call's latency in call order, the very numbers the
 // statistics come from (min, max and the nearest-rank p50 of the file equal the report's);
 // with --floor a second row holds the fixed work after each call.

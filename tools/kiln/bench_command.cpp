@@ -5,7 +5,8 @@
 // achieved GFLOP/s from the compiler's cost table (dispatch_profile.h); `--pin` and
 // `--lock-memory` remove two sources of jitter, `--preemption` separates the calls that
 // another process interrupted, and `--floor` measures the machine's own jitter between the
-// calls (machine_floor.h). `--samples=FILE.npy` saves every timed call's latency in call
+// calls (machine_floor.h); `--cold-caches=KB` writes a buffer before every timed call, so the
+// calls start with cold caches. `--samples=FILE.npy` saves every timed call's latency in call
 // order, so that slow calls can be told apart as phases or as single outliers.
 // `--per-workgroup` times every workgroup by thread CPU time and simulates the thread pool's
 // schedule of those times (workgroup_profile.h).
@@ -51,6 +52,15 @@ void pinCallingThread(int64_t cpu) {
   if (sched_setaffinity(0, sizeof set, &set) != 0)
     throw CliError("--pin=" + std::to_string(cpu) + ": cannot pin to CPU " + std::to_string(cpu) +
                    ": " + std::strerror(errno));
+}
+
+// Writes one byte of every cache line of `buffer` (--cold-caches): the lines the last call
+// left in the caches that hold less than the buffer are evicted, the artifact's constants,
+// arena, inputs and code among them, and whatever they evict is dirty (written back first),
+// as after other work on the same core.
+void evictCaches(std::vector<unsigned char>& buffer) {
+  volatile unsigned char* bytes = buffer.data();
+  for (size_t i = 0; i < buffer.size(); i += 64) bytes[i] = static_cast<unsigned char>(bytes[i] + 1);
 }
 
 // Involuntary context switches of the calling thread so far: how often the scheduler took
@@ -180,6 +190,8 @@ int runBench(const ParsedArgs& args) {
   if (floor && (perDispatch || perWorkgroup))
     throw CliError("--floor sets plain calls beside the machine's own jitter: not with "
                    "--per-dispatch or --per-workgroup, which slow the calls down");
+  // --cold-caches=KB: a buffer written line by line before every timed call.
+  const int64_t coldKb = args.integer("cold-caches", 0, 1, int64_t{1} << 22);
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
   options.constantsPath = args.value("constants").value_or("");
@@ -279,10 +291,13 @@ int runBench(const ParsedArgs& args) {
     floorSamples.assign(expectedCalls, 0.0);
     floorSamples.clear();
   }
+  // --cold-caches: allocated and touched now, so that writing it before a call only evicts.
+  std::vector<unsigned char> coldBuffer(size_t(coldKb) * 1024, 0);
   uint64_t floorSink = 0;
   Clock::time_point start = Clock::now();
   while (iterations > 0 ? int64_t(samples.size()) < iterations
                         : (samples.size() < 10 || microsecondsSince(start) < seconds * 1e6)) {
+    if (!coldBuffer.empty()) evictCaches(coldBuffer);
     long switches = preemption ? involuntarySwitches() : 0;
     Clock::time_point t0 = Clock::now();
     session.call(function, inputBuffers, outputBuffers);
@@ -318,6 +333,7 @@ int runBench(const ParsedArgs& args) {
     j.field("warmup_iterations", warmed);
     j.field("iterations", uint64_t{stats.count});
     if (pin >= 0) j.field("pinned_cpu", pin);
+    if (coldKb > 0) j.field("cold_caches_kb", coldKb);
     printStatsJson(j, stats);
     if (preemption) j.field("preempted_calls", uint64_t{preempted});
     if (floor) {
@@ -354,6 +370,9 @@ int runBench(const ParsedArgs& args) {
       stats.min, stats.p50, stats.p90, stats.p99, stats.max,
       stats.mean);
   std::printf("  jitter (p99/p50): %.2f\n", stats.jitter());
+  if (coldKb > 0)
+    std::printf("  cold caches: %lld KB written before every timed call (not timed)\n",
+                static_cast<long long>(coldKb));
   if (preemption && !unpreempted.empty())
     std::printf("  preempted calls: %zu of %zu (%.1f%%); the others: p50 %.1f us   p99 %.1f us   "
                 "jitter %.2f\n",
@@ -389,7 +408,7 @@ const Command& benchCommand() {
       "kiln bench ARTIFACT --input=TENSOR... [--threads=N] [--iterations=N | --seconds=S] "
       "[--per-dispatch [--peak-gflops=X] [--clock=wall|thread-cpu] | --per-workgroup] [--pin=CPU] "
       "[--lock-memory] "
-      "[--preemption] [--floor] [--samples=FILE.npy] [--json]",
+      "[--preemption] [--floor] [--cold-caches=KB] [--samples=FILE.npy] [--json]",
       "Calls the entry function repeatedly on the same inputs (written as for `kiln run`):\n"
       "first warm-up calls, then timed calls for --iterations=N calls or --seconds=S seconds\n"
       "(default 1 s, at least 10 calls). Prints min, p50, p90, p99, max and mean latency in\n"
@@ -425,6 +444,11 @@ const Command& benchCommand() {
       "p50, p99 and jitter: the machine's own jitter in the same seconds (host scheduling,\n"
       "frequency, interrupts, a sibling hardware thread), the floor under the calls'\n"
       "(--seconds then takes about twice as long).\n"
+      "--cold-caches=KB writes one byte of every cache line of a KB-kilobyte buffer before every\n"
+      "timed call (outside the timing), so each call starts with the artifact's constants, arena,\n"
+      "inputs and code evicted from every cache smaller than the buffer: the latency of a call\n"
+      "after other work on the same core (e.g. 4096 on a core with 1 MB of L2 and a shared L3:\n"
+      "L1 and L2 cold, L3 mostly warm; more than the L3 for a call from memory).\n"
       "--samples=FILE.npy saves every timed call's latency (microseconds, f64, in call order;\n"
       "with --floor a 2 x N array whose second row is the fixed work after each call), to\n"
       "tell slow phases of the machine from single slow calls.",
@@ -447,6 +471,8 @@ const Command& benchCommand() {
         "count calls preempted by the scheduler; statistics of the others"},
        {"floor", FlagKind::Bool, "",
         "time fixed kernel-like work between the calls: the machine's own jitter"},
+       {"cold-caches", FlagKind::Value, "KB",
+        "write a KB-kilobyte buffer before every timed call: cold-cache latency"},
        {"json", FlagKind::Bool, "", "print one JSON object"},
        {"constants", FlagKind::Value, "FILE",
         "the constants of an artifact compiled with --external-constants"}},
