@@ -275,9 +275,9 @@ void storeMaskedPrefix(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* at
       unsigned(llvm::cast<llvm::FixedVectorType>(value->getType())->getNumElements());
   unsigned prefix = 0;
   while (prefix < lanes && mask->getAggregateElement(prefix)->isOneValue()) ++prefix;
-  bool isPrefix = !maskedStores;
+  bool isPrefix = true;
   for (unsigned j = prefix; j < lanes; ++j) isPrefix &= mask->getAggregateElement(j)->isNullValue();
-  if (!isPrefix) {
+  if (maskedStores || !isPrefix) {
     b.CreateMaskedStore(value, at, llvm::Align(4), mask);
     return;
   }
