@@ -11,8 +11,9 @@
 //  - the producer's root is a 2-D Conv with a 1x1 kernel, stride 1, no padding, group 1,
 //    constant weights and bias, fused ops as above, all f32;
 //  - the expanded tensor is used once (not an output, not a view) and at least
-//    kMinHiddenBytes per image: smaller ones stay in the caches between the two kernels,
-//    whose separate loops are faster than the fused one's; KH of its rows (all channels) fit
+//    kMinHiddenBytes per image (kMinHiddenBytesThreads for an artifact that several threads
+//    will run): smaller ones stay in the caches between the two kernels, whose separate loops
+//    are faster than the fused one's on one thread; KH of its rows (all channels) fit
 //    kMaxWindowRowsBytes (the kernel's stack buffer).
 // The depthwise weights and bias become extra bindings of the producer (fusedOp = the
 // depthwise op's index in `fused`). Runs after fuseElementwise.
@@ -30,6 +31,15 @@ using ir::OpKind;
 // features.2 gains ~15 %; the 1.8 MB (56x56) and 0.6 MB (28x28) ones are 5-15 % slower fused
 // (the separate kernels run near peak and the tensors stay in L3 between them).
 constexpr int64_t kMinHiddenBytes = 2 * 1024 * 1024;
+// With two threads the fused kernel also keeps each thread on its own rows of the expanded
+// tensor: split apart, the expand convolution writes each channel plane in pixel halves, one
+// thread each, and the depthwise one reads whole planes, half of them from the other core
+// (docs/benchmarks.md, "MobileNetV2 at two threads"). Measured on MobileNetV2 (Zen 4, 1 MB L2,
+// `kiln compare` of --threads=2 artifacts at 2 threads, 5 s runs, both core placements):
+// fusing from 512 KiB on (features.3-7, down to the 28x28 blocks' 602 KB) 0.940-0.962 against
+// 2 MiB; from 1 MiB 1.000; from 400 KB (the 14x14 blocks' 451 KB too) 0.974-1.064; from
+// 250 KB 0.981-0.991. At 1 thread the 512 KiB rule was 1.015 (slower), so 1 thread keeps 2 MiB.
+constexpr int64_t kMinHiddenBytesThreads = 512 * 1024;
 // The kernel keeps KH expanded rows of every channel on the stack (256 KiB at most there).
 constexpr int64_t kMaxWindowRowsBytes = 256 * 1024;
 
@@ -107,8 +117,9 @@ bool isDepthwise(const ir::DispatchGraph& dg, const ir::Dispatch& d) {
 
 }  // namespace
 
-void fuseExpandDepthwise(ir::DispatchGraph& dg) {
+void fuseExpandDepthwise(ir::DispatchGraph& dg, uint32_t threads) {
   DispatchFusion fusion(dg);
+  const int64_t minHiddenBytes = threads >= 2 ? kMinHiddenBytesThreads : kMinHiddenBytes;
 
   for (size_t c = 0; c < dg.dispatches.size(); ++c) {
     ir::Dispatch& consumer = dg.dispatches[c];
@@ -121,7 +132,7 @@ void fuseExpandDepthwise(ir::DispatchGraph& dg) {
     if (!DispatchFusion::writesLast(producer, hidden) || !fusion.soleReader(hidden)) continue;
     const std::vector<int64_t>& hs = hidden->shape();
     const int64_t kh = consumer.root->operand(1)->shape()[2];
-    if (hs[1] * hs[2] * hs[3] * 4 < kMinHiddenBytes || hs[1] * kh * hs[3] * 4 > kMaxWindowRowsBytes)
+    if (hs[1] * hs[2] * hs[3] * 4 < minHiddenBytes || hs[1] * kh * hs[3] * 4 > kMaxWindowRowsBytes)
       continue;
     // The consumer's result after its own chain: what the fused dispatch writes.
     const ir::Binding& written = consumer.bindings.back();

@@ -7,10 +7,10 @@
 namespace kiln::passes {
 namespace {
 
-ir::DispatchGraph fused(const std::string& text) {
+ir::DispatchGraph fused(const std::string& text, uint32_t threads = 1) {
   ir::DispatchGraph dg = formDispatches(testing::parseVerified(text));
   fuseElementwise(dg);
-  fuseExpandDepthwise(dg);
+  fuseExpandDepthwise(dg, threads);
   return dg;
 }
 
@@ -97,6 +97,32 @@ TEST(FuseExpandDepthwise, SmallExpandedMapsStayApart) {
   output "d" = %d
 })");
   EXPECT_EQ(dg.dispatches.size(), 2u);
+}
+
+// An expand + depthwise block with `channels` expanded channels on a size x size map.
+std::string blockOf(int channels, int size) {
+  const std::string c = std::to_string(channels), s = std::to_string(size);
+  return "graph @g {\n  input %x : f32[1,32," + s + "," + s + "]\n  const %w1 : f32[" + c +
+         ",32,1,1] = splat(0.5)\n  const %w2 : f32[" + c +
+         ",1,3,3] = splat(0.125)\n  %e = Conv(%x, %w1) : f32[1," + c + "," + s + "," + s +
+         "]\n  %d = Conv(%e, %w2) {group = " + c + ", pads = [1, 1, 1, 1]} : f32[1," + c + "," +
+         s + "," + s + "]\n  output \"d\" = %d\n}";
+}
+
+// For an artifact two threads will run, expanded tensors from 512 KiB on are fused too:
+// MobileNetV2's 56x56 (1.8 MB) and 28x28 (192 channels, 602 KB) blocks, not its 14x14 ones
+// (576 channels, 451 KB); one thread keeps them apart. The pipeline passes its thread count.
+TEST(FuseExpandDepthwise, TwoThreadsFuseSmallerBlocks) {
+  EXPECT_EQ(fused(blockOf(144, 56), 1).dispatches.size(), 2u);
+  EXPECT_EQ(fused(blockOf(144, 56), 2).dispatches.size(), 1u);
+  EXPECT_EQ(fused(blockOf(192, 28), 1).dispatches.size(), 2u);
+  EXPECT_EQ(fused(blockOf(192, 28), 2).dispatches.size(), 1u);
+  EXPECT_EQ(fused(blockOf(192, 28), 4).dispatches.size(), 1u);
+  EXPECT_EQ(fused(blockOf(576, 14), 2).dispatches.size(), 2u);
+  PipelineOptions one, two;
+  two.threads = 2;
+  EXPECT_EQ(compileGraph(testing::parseVerified(blockOf(192, 28)), one).dispatches.size(), 2u);
+  EXPECT_EQ(compileGraph(testing::parseVerified(blockOf(192, 28)), two).dispatches.size(), 1u);
 }
 
 TEST(FuseExpandDepthwise, RowsWiderThanTheStackBufferStayApart) {

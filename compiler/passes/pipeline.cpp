@@ -57,7 +57,7 @@ ir::DispatchGraph compileGraph(std::unique_ptr<ir::Graph> graph, const PipelineO
     fuseElementwise(dg);
     fuseGemmChains(dg);
     fuseConvPools(dg);
-    fuseExpandDepthwise(dg);
+    fuseExpandDepthwise(dg, options.threads);
   }
   scheduleDispatches(dg);
   MemoryPlanOptions memoryOptions;

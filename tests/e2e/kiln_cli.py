@@ -14,11 +14,14 @@ def run(command):
     return result.stdout
 
 
-def model_case_args():
-    """The parsed arguments; the work directory exists afterwards."""
+def model_case_args(extra_flags=()):
+    """The parsed arguments (and the boolean `extra_flags`); the work directory exists
+    afterwards."""
     parser = argparse.ArgumentParser()
     for flag in ("--kiln", "--work", "--model", "--input", "--output"):
         parser.add_argument(flag, required=True)
+    for flag in extra_flags:
+        parser.add_argument(flag, action="store_true")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     return args

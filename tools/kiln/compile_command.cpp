@@ -99,9 +99,9 @@ int runCompile(const ParsedArgs& args) {
                 options.externalConstantsPath.empty() ? "" : " (external)");
   if (args.flag("verbose") && options.threads >= 2)
     std::printf("%s: for %u threads: %u dispatches split into one run of rows per thread, %u "
-                "tensors in row groups\n",
+                "tensors in row groups, %u dispatches of an expand and a depthwise convolution\n",
                 options.outputPath.c_str(), options.threads, summary.rowSplitDispatches,
-                summary.rowGroupTensors);
+                summary.rowGroupTensors, summary.expandDepthwiseDispatches);
   if (options.outputFormat == driver::OutputFormat::StaticLib) {
     std::printf("%s, %s: static library for %s\n%s", summary.kernelObjectPath.c_str(),
                 summary.headerPath.c_str(), summary.targetName.c_str(), summary.footprint.c_str());
@@ -154,7 +154,8 @@ const Command& compileCommand() {
        {"threads", FlagKind::Value, "N",
         "threads that will run the artifact (default 1); from 2 on, Winograd convolutions give "
         "each thread one run of rows and the activations between them lie in row groups, so "
-        "the threads' cores exchange little but halo rows"},
+        "the threads' cores exchange little but halo rows, and MobileNet blocks fuse their "
+        "expand and depthwise convolutions from 512 KiB expanded tensors on (2 MiB for 1)"},
        {"print-ir-after-all", FlagKind::Bool, "", "print the IR after every pass (stderr)"},
        {"debug-outputs", FlagKind::Bool, "",
         "TFLite: every operator's output tensor also becomes an output (layer-by-layer checks)"},

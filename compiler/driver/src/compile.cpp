@@ -119,6 +119,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   passes::PipelineOptions pipelineOptions;
   pipelineOptions.printIrAfterAll = options.printIrAfterAll;
   pipelineOptions.fusion = options.fusion;
+  pipelineOptions.threads = options.threads;
   pipelineOptions.printTo = options.irStream;
   ir::DispatchGraph dispatchGraph = passes::compileGraph(std::move(graph), pipelineOptions);
 
@@ -171,8 +172,10 @@ CompiledModel compileModel(const CompileOptions& options) {
   model.summary.arenaBytes = dispatchGraph.arenaSize;
   model.summary.dispatchCount = static_cast<uint32_t>(dispatchGraph.dispatches.size());
   model.summary.rowGroupTensors = static_cast<uint32_t>(rowGroups.size());
-  for (const codegen::KernelDesc& d : kernelDescs)
+  for (const codegen::KernelDesc& d : kernelDescs) {
     model.summary.rowSplitDispatches += d.threadSplit > 0 ? 1 : 0;
+    model.summary.expandDepthwiseDispatches += d.tailB >= 0 ? 1 : 0;
+  }
   model.summary.kernelCount = kernels.kernelCount;
   if (kernels.output == codegen::KernelOutput::RelocatableObject) model.kernelObject = kernels.bytes;
   model.artifact = std::move(emitted.artifact);

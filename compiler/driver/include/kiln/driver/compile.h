@@ -47,8 +47,9 @@ struct CompileOptions {
   // --threads: how many threads will run the artifact. From 2 on, Winograd convolutions give
   // each thread one run of rows, the activations between them are laid out in row groups
   // (kiln/codegen/row_groups.h), and arena bytes pass only between tensors of one layout (a
-  // larger arena), so that little but the halo rows passes between the threads' cores. Any
-  // thread count runs any artifact.
+  // larger arena), so that little but the halo rows passes between the threads' cores; and
+  // fuseExpandDepthwise fuses smaller expanded tensors (PipelineOptions::threads). Any thread
+  // count runs any artifact.
   uint32_t threads = 1;
   // --debug-outputs (TFLite): every operator's output tensor is also a graph output, named
   // after the TFLite tensor, to compare intermediate results layer by layer.
@@ -70,6 +71,9 @@ struct CompileSummary {
   // out in row groups (kiln/codegen/row_groups.h).
   uint32_t rowSplitDispatches = 0;
   uint32_t rowGroupTensors = 0;
+  // Dispatches that run a 1x1 expand convolution and the depthwise convolution after it
+  // (fuseExpandDepthwise: from smaller expanded tensors on with --threads >= 2).
+  uint32_t expandDepthwiseDispatches = 0;
   std::filesystem::path kernelObjectPath;  // written for static-kernel targets, else empty
   std::string libraryName;                 // the static kernel library's name
   // --output-format=static-lib: the files written and the footprint lines (flash, RAM).

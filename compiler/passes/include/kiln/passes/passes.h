@@ -62,8 +62,10 @@ void fuseGemmChains(ir::DispatchGraph& graph);
 
 // fuse_expand_depthwise.cpp: a depthwise convolution whose input is the result of a (fused)
 // 1x1 convolution larger than L2 joins that dispatch (MobileNet's expand -> depthwise); the
-// kernel computes the expanded rows into a stack buffer. After fuseElementwise.
-void fuseExpandDepthwise(ir::DispatchGraph& graph);
+// kernel computes the expanded rows into a stack buffer. For an artifact that `threads` >= 2
+// threads will run, smaller expanded tensors too (the fused kernel keeps each thread on its
+// rows). After fuseElementwise.
+void fuseExpandDepthwise(ir::DispatchGraph& graph, uint32_t threads = 1);
 
 // fuse_conv_pool.cpp: a MaxPool whose input is the result of a (fused) convolution joins
 // that dispatch; the kernel pools each band of convolution rows before it is stored. After

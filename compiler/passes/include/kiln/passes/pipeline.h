@@ -3,6 +3,7 @@
 // whole middle of the compiler.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string_view>
@@ -21,6 +22,9 @@ struct PipelineOptions {
   bool inPlace = true;
   // Elementwise fusion (fuseElementwise); off = one op per dispatch (--fusion=none).
   bool fusion = true;
+  // The threads that will run the artifact (--threads): from 2 on, fuseExpandDepthwise fuses
+  // smaller expanded tensors too.
+  uint32_t threads = 1;
   // Run the IR verifier after every graph pass. On by default in debug builds (!NDEBUG).
 #ifdef NDEBUG
   bool verifyBetweenPasses = false;
