@@ -29,6 +29,13 @@ def dispatches(kiln, artifact):
     return sum(f["dispatch_count"] for f in functions)
 
 
+def expand_depthwise_workgroups(kiln, artifact):
+    """The workgroup counts of the dispatches that run an expand and a depthwise convolution
+    (two Conv ops in one dispatch)."""
+    listed = json.loads(run([kiln, "dump", "--json", artifact]))["dispatches"]
+    return [d["workgroups"] for d in listed if d["node"].count("(Conv)") == 2]
+
+
 def main():
     args = model_case_args(("--row-groups", "--fewer-dispatches"))
     if args.row_groups == args.fewer_dispatches:
@@ -73,6 +80,10 @@ def main():
             sys.exit(f"the 2-thread artifact should fuse more expand and depthwise "
                      f"convolutions and have fewer dispatches than the default's ({b} against "
                      f"{a}):\n{said}")
+        counts = expand_depthwise_workgroups(args.kiln, two)
+        if len(counts) != int(split.group(3)) or max(counts) > 2:
+            sys.exit(f"each fused expand + depthwise dispatch should have at most one "
+                     f"workgroup per thread: {counts}")
         print(f"--threads=2: {a} -> {b} dispatches, {split.group(3)} of an expand and a "
               f"depthwise convolution; {summary}")
 

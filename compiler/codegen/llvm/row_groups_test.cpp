@@ -98,6 +98,31 @@ TEST(RowGroups, PlacedOnTensorsOnlyWinogradTouches) {
   EXPECT_TRUE(kernels[3].output.rowGroups.empty());
 }
 
+// A fused expand + depthwise convolution (MobileNetV2's features.2, stride 2) in an artifact
+// for two threads: one run of steps of rows per thread (KernelDesc::threadSplit), its
+// tensors dense.
+TEST(RowGroups, ExpandDepthwiseOneRunPerThread) {
+  const TargetConfig target = testing::hostTarget();
+  passes::PipelineOptions options;
+  options.threads = 2;
+  ir::DispatchGraph g = passes::compileGraph(ir::parseGraph(R"(graph @g {
+  input %x : f32[1,16,112,112]
+  const %w1 : f32[96,16,1,1] = splat(0.5)
+  const %w2 : f32[96,1,3,3] = splat(0.125)
+  %e = Conv(%x, %w1) : f32[1,96,112,112]
+  %d = Conv(%e, %w2) {group = 96, pads = [1, 1, 1, 1], strides = [2, 2]} : f32[1,96,56,56]
+  output "d" = %d
+})"), options);
+  std::vector<KernelDesc> kernels = lowerDispatches(g);
+  packConvWeights(g, kernels, target, true);
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_GE(kernels[0].tailB, 0) << "the depthwise convolution should be fused";
+  EXPECT_EQ(kernels[0].threadSplit, 0);
+  EXPECT_TRUE(placeRowGroups(g, kernels, target, 2).empty());
+  EXPECT_EQ(kernels[0].threadSplit, 2);
+  EXPECT_TRUE(kernels[0].output.rowGroups.empty());
+}
+
 TEST(RowGroups, NoneWithoutVectors) {
   TargetRequest request;
   request.name = "cortex-m4";

@@ -454,9 +454,15 @@ uint32_t emitConvExpandDepthwise(KernelBuilder& kb) {
     computeRows(b.CreateAdd(ihTop, kb.index(keep)), fresh, keep);
     depthwise(oh0);
   });
-  // Every workgroup's first step computes its window overlap again: few workgroups.
+  // Every workgroup's first step computes its window overlap again: few workgroups, and in an
+  // artifact compiled for T threads at most T (KernelDesc::threadSplit): MobileNetV2's
+  // --threads=2 artifact with 2 instead of 4 for its stride-2 blocks 0.990 at 2 threads while
+  // the host kept both vCPUs on one core complex (three runs), 0.981-1.002 on two; 8 were
+  // 1.032-1.042 (`kiln compare`, Zen 4).
   const uint32_t workgroups = workgroupsFor(items, fresh * g.w * g.ch * (g.c + g.kh * g.kw));
-  return std::min<uint32_t>(workgroups, keep > 1 ? 2 : 4);
+  const uint32_t most = keep > 1 ? 2 : 4;
+  return std::min<uint32_t>(
+      workgroups, d.threadSplit > 0 ? std::min<uint32_t>(most, uint32_t(d.threadSplit)) : most);
 }
 
 }  // namespace kiln::codegen::detail

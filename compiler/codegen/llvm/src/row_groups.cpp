@@ -89,6 +89,9 @@ std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
   // workgroup per thread, a run of blocks each (no work queues), so that a thread writes and
   // reads the same rows in every convolution of the chain and in every call.
   for (KernelDesc& d : kernels) {
+    // A fused expand + depthwise convolution: at most one run of steps of rows per thread
+    // (each workgroup recomputes its first step's window overlap).
+    if (d.kind == KernelKind::Conv && d.tailB >= 0) d.threadSplit = threads;
     if (!isWinograd(d) || d.inputs[0].shape[0] != 1) continue;
     const int64_t blocks = int64_t(winogradRowBoundaries(d, unit).size()) - 1;
     if (blocks < threads || blocks % threads != 0) continue;

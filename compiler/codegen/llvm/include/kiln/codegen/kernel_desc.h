@@ -178,8 +178,9 @@ struct KernelDesc {
   int64_t workQueues = 0;
   // Winograd convolutions of artifacts compiled for T >= 2 threads (row_groups.h): T
   // workgroups, each a contiguous run of the blocks of tile rows with every output channel,
-  // so that each thread keeps the same rows in every convolution and every call. 0: the
-  // kernel's own items (work queues or fixed groups).
+  // so that each thread keeps the same rows in every convolution and every call; fused
+  // expand + depthwise convolutions: at most T workgroups, each a run of steps of output rows.
+  // 0: the kernel's own items (work queues or fixed groups).
   int64_t threadSplit = 0;
   // Bindings of the kernel: inputs, output, extra outputs, then the work queues if any.
   size_t bindingCount() const { return inputs.size() + 1 + extraOutputs.size() + (workQueues > 0); }

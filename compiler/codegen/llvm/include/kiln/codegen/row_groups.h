@@ -9,7 +9,8 @@
 //
 // For artifacts compiled for several threads (`kiln compile --threads=N`, N >= 2) the driver
 // calls placeRowGroups, which first gives each thread one run of a Winograd convolution's
-// blocks of tile rows (KernelDesc::threadSplit), then chooses the tensors and their
+// blocks of tile rows (KernelDesc::threadSplit; a fused expand + depthwise convolution at
+// most one run of steps of rows per thread too), then chooses the tensors and their
 // boundaries: arena tensors written by a Winograd convolution or the fused convolution + pool
 // kernel and read only by Winograd convolutions, as their input or as a fused chain input of
 // the output's shape (read at the output element's coordinates, whatever the output's
