@@ -1,8 +1,9 @@
 // Row groups (kiln/codegen/row_groups.h): the element index against hand-counted offsets, the
-// halo rows' groups, and placeRowGroups on a small residual block through the real pass
-// pipeline and weight packing: which tensors take the layout (those only Winograd
-// convolutions write and read) and which stay dense (the graph's input and output, a tensor a
-// pool reads). The kernels in the layout are checked by the Winograd and conv+pool tests (every
+// halo rows' groups, and splitForThreads + placeRowGroups on a small residual block (and a
+// fused expand + depthwise convolution) through the real pass pipeline and weight packing:
+// which convolutions are split for the threads, which tensors take the layout (those only
+// Winograd convolutions write and read) and which stay dense (the graph's input and output, a
+// tensor a pool reads). The kernels in the layout are checked by the Winograd and conv+pool tests (every
 // case again in row groups, the same bits) and ResNet-18 end to end (tests/e2e).
 #include "kiln/codegen/row_groups.h"
 
@@ -77,6 +78,11 @@ TEST(RowGroups, PlacedOnTensorsOnlyWinogradTouches) {
                 kernels[size_t(i)].weightLayout == ConvWeights::WinogradPanels)
         << "convolution " << i << " should take the Winograd kernel";
   // %r and the second block's input %s.
+  splitForThreads(kernels, target, 2);
+  for (int i = 0; i < 3; ++i) {
+    const size_t blocks = winogradRowBoundaries(kernels[size_t(i)], vectorUnitOf(target)).size() - 1;
+    EXPECT_EQ(kernels[size_t(i)].threadSplit, blocks % 2 == 0 ? 2 : 0) << "convolution " << i;
+  }
   EXPECT_EQ(placeRowGroups(g, kernels, target, 2).size(), 2u);
   const std::vector<int64_t> want =
       haloRowGroups(winogradRowBoundaries(kernels[0], vectorUnitOf(target)));
@@ -118,8 +124,11 @@ TEST(RowGroups, ExpandDepthwiseOneRunPerThread) {
   ASSERT_EQ(kernels.size(), 1u);
   ASSERT_GE(kernels[0].tailB, 0) << "the depthwise convolution should be fused";
   EXPECT_EQ(kernels[0].threadSplit, 0);
-  EXPECT_TRUE(placeRowGroups(g, kernels, target, 2).empty());
+  splitForThreads(kernels, target, 1);
+  EXPECT_EQ(kernels[0].threadSplit, 0) << "one thread: the kernel's own workgroups";
+  splitForThreads(kernels, target, 2);
   EXPECT_EQ(kernels[0].threadSplit, 2);
+  EXPECT_TRUE(placeRowGroups(g, kernels, target, 2).empty());
   EXPECT_TRUE(kernels[0].output.rowGroups.empty());
 }
 
@@ -130,8 +139,12 @@ TEST(RowGroups, NoneWithoutVectors) {
   ir::DispatchGraph g = passes::compileGraph(ir::parseGraph(kBlock), {});
   std::vector<KernelDesc> kernels = lowerDispatches(g);
   packConvWeights(g, kernels, target, true);
+  splitForThreads(kernels, target, 2);
   EXPECT_TRUE(placeRowGroups(g, kernels, target, 2).empty());
-  for (const KernelDesc& d : kernels) EXPECT_TRUE(d.output.rowGroups.empty());
+  for (const KernelDesc& d : kernels) {
+    EXPECT_TRUE(d.output.rowGroups.empty());
+    EXPECT_EQ(d.threadSplit, 0);
+  }
 }
 
 }  // namespace

@@ -134,6 +134,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   // For several threads: each thread's rows, the activations' layout that keeps them apart,
   // and a memory plan in which bytes pass only between tensors of one layout (whose rows the
   // same threads own).
+  codegen::splitForThreads(kernelDescs, target, options.threads);
   const std::map<const ir::Value*, std::vector<int64_t>> rowGroups =
       codegen::placeRowGroups(dispatchGraph, kernelDescs, target, options.threads);
   if (!rowGroups.empty()) {

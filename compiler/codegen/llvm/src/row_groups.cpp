@@ -78,26 +78,31 @@ std::vector<int64_t> shareBoundaries(const KernelDesc& d, VectorUnit unit) {
 
 }  // namespace
 
-std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
-    const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels, const TargetConfig& target,
-    int64_t threads) {
-  assert(kernels.size() == graph.dispatches.size() && "one kernel description per dispatch");
+void splitForThreads(std::vector<KernelDesc>& kernels, const TargetConfig& target,
+                     int64_t threads) {
   const VectorUnit unit = vectorUnitOf(target);
-  if (unit.lanes == 0 || threads < 2) return {};
-
-  // Winograd convolutions of one image whose blocks of tile rows divide among the threads: one
-  // workgroup per thread, a run of blocks each (no work queues), so that a thread writes and
-  // reads the same rows in every convolution of the chain and in every call.
+  if (unit.lanes == 0 || threads < 2) return;
   for (KernelDesc& d : kernels) {
     // A fused expand + depthwise convolution: at most one run of steps of rows per thread
     // (each workgroup recomputes its first step's window overlap).
     if (d.kind == KernelKind::Conv && d.tailB >= 0) d.threadSplit = threads;
+    // Winograd convolutions of one image whose blocks of tile rows divide among the threads:
+    // one workgroup per thread, a run of blocks each (no work queues), so that a thread writes
+    // and reads the same rows in every convolution of the chain and in every call.
     if (!isWinograd(d) || d.inputs[0].shape[0] != 1) continue;
     const int64_t blocks = int64_t(winogradRowBoundaries(d, unit).size()) - 1;
     if (blocks < threads || blocks % threads != 0) continue;
     d.threadSplit = threads;
     d.workQueues = 0;
   }
+}
+
+std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
+    const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels, const TargetConfig& target,
+    int64_t threads) {
+  assert(kernels.size() == graph.dispatches.size() && "one kernel description per dispatch");
+  const VectorUnit unit = vectorUnitOf(target);
+  if (unit.lanes == 0 || threads < 2) return {};
 
   // Every binding of every tensor value.
   std::map<const ir::Value*, std::vector<Access>> accesses;

@@ -8,9 +8,9 @@
 // and the runtime do not see the layout.
 //
 // For artifacts compiled for several threads (`kiln compile --threads=N`, N >= 2) the driver
-// calls placeRowGroups, which first gives each thread one run of a Winograd convolution's
-// blocks of tile rows (KernelDesc::threadSplit; a fused expand + depthwise convolution at
-// most one run of steps of rows per thread too), then chooses the tensors and their
+// calls splitForThreads, which gives each thread one run of a Winograd convolution's blocks of
+// tile rows (KernelDesc::threadSplit; a fused expand + depthwise convolution at most one run
+// of steps of rows per thread too), then placeRowGroups, which chooses the tensors and their
 // boundaries: arena tensors written by a Winograd convolution or the fused convolution + pool
 // kernel and read only by Winograd convolutions, as their input or as a fused chain input of
 // the output's shape (read at the output element's coordinates, whatever the output's
@@ -40,13 +40,19 @@ int64_t rowGroupsIndex(const BufferDesc& buffer, int64_t n, int64_t c, int64_t h
 // in one per channel (docs/benchmarks.md, "Halo rows"). {0, 12, 28} -> {0, 11, 12, 13, 28}.
 std::vector<int64_t> haloRowGroups(const std::vector<int64_t>& blocks);
 
-// For `threads` >= 2 (else nothing): splits the Winograd convolutions of one image whose
-// blocks of tile rows divide among the threads into one run of blocks per thread
-// (KernelDesc::threadSplit, no work queues), then sets rowGroups on the KernelDesc buffers of
-// the tensors that take them (see above, at the threads' shares); returns those tensors and
-// their groups.
-// kernels[i] describes graph.dispatches[i], its weights already packed (packConvWeights
-// decides which convolutions run on the Winograd kernel). Run before placeWorkQueues.
+// For `threads` >= 2 on a vector target (else nothing): the Winograd convolutions of one
+// image whose blocks of tile rows divide among the threads get one run of blocks per thread
+// (KernelDesc::threadSplit = threads, no work queues); fused expand + depthwise convolutions
+// get threadSplit = threads (at most one workgroup per thread). The kernels' weights already
+// packed (packConvWeights decides which convolutions run on the Winograd kernel).
+void splitForThreads(std::vector<KernelDesc>& kernels, const TargetConfig& target,
+                     int64_t threads);
+
+// For `threads` >= 2 (else nothing): sets rowGroups on the KernelDesc buffers of the tensors
+// that take them (see above, at the threads' shares that splitForThreads gave the Winograd
+// convolutions, or at every block of those it did not split); returns those tensors and
+// their groups. kernels[i] describes graph.dispatches[i]. Run after splitForThreads, before
+// placeWorkQueues.
 std::map<const ir::Value*, std::vector<int64_t>> placeRowGroups(
     const ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels, const TargetConfig& target,
     int64_t threads);
