@@ -78,10 +78,14 @@ TEST(RowGroups, PlacedOnTensorsOnlyWinogradTouches) {
                 kernels[size_t(i)].weightLayout == ConvWeights::WinogradPanels)
         << "convolution " << i << " should take the Winograd kernel";
   // %r and the second block's input %s.
+  // 28x28: 7 tile rows of F(4x4) or 14 of F(2x2); split where two runs hold as many
+  // (RowGroups.SplitOnlyIntoEqualRuns).
   splitForThreads(kernels, target, 2);
   for (int i = 0; i < 3; ++i) {
-    const size_t blocks = winogradRowBoundaries(kernels[size_t(i)], vectorUnitOf(target)).size() - 1;
-    EXPECT_EQ(kernels[size_t(i)].threadSplit, blocks % 2 == 0 ? 2 : 0) << "convolution " << i;
+    const KernelDesc& d = kernels[size_t(i)];
+    const size_t blocks = winogradRowBoundaries(d, vectorUnitOf(target)).size() - 1;
+    const bool even = blocks % 2 == 0 && 28 / d.winogradTile % 2 == 0;
+    EXPECT_EQ(d.threadSplit, even ? 2 : 0) << "convolution " << i;
   }
   EXPECT_EQ(placeRowGroups(g, kernels, target, 2).size(), 2u);
   const std::vector<int64_t> want =
@@ -130,6 +134,51 @@ TEST(RowGroups, ExpandDepthwiseOneRunPerThread) {
   EXPECT_EQ(kernels[0].threadSplit, 2);
   EXPECT_TRUE(placeRowGroups(g, kernels, target, 2).empty());
   EXPECT_TRUE(kernels[0].output.rowGroups.empty());
+}
+
+// One 3x3 convolution of 64 channels on an HxH map, weights packed for `target`.
+std::vector<KernelDesc> oneConv(int64_t H, const TargetConfig& target, ir::DispatchGraph& g) {
+  const std::string h = std::to_string(H);
+  g = passes::compileGraph(ir::parseGraph(R"(graph @g {
+  input %x : f32[1,64,)" + h + "," + h + R"(]
+  const %w : f32[64,64,3,3] = splat(0.01)
+  %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} : f32[1,64,)" + h + "," + h + R"(]
+  output "y" = %c
+})"), {});
+  std::vector<KernelDesc> kernels = lowerDispatches(g);
+  packConvWeights(g, kernels, target, true);
+  return kernels;
+}
+
+// Two threads take fixed runs of a Winograd convolution's blocks only where the runs hold as
+// many tile rows; else they share the blocks' panels at run time. On AVX-512 (F(4x4) tiles):
+// 56x56 has 14 tile rows, 7 + 7; 28x28 has 7, which two runs can only cut 4 + 3 (or 3 + 4).
+TEST(RowGroups, SplitOnlyIntoEqualRuns) {
+  TargetRequest request;
+  request.name = "x86_64-v4";
+  const TargetConfig target = resolveTarget(request);
+  const VectorUnit unit = vectorUnitOf(target);
+  for (const int64_t H : {56, 28}) {
+    SCOPED_TRACE("map " + std::to_string(H) + "x" + std::to_string(H));
+    ir::DispatchGraph g;
+    std::vector<KernelDesc> kernels = oneConv(H, target, g);
+    ASSERT_EQ(kernels.size(), 1u);
+    ASSERT_EQ(kernels[0].winogradTile, 4);
+    const std::vector<int64_t> bounds = winogradRowBoundaries(kernels[0], unit);
+    const size_t blocks = bounds.size() - 1;
+    ASSERT_EQ(blocks % 2, 0u) << "an even count of blocks, so only the tile rows decide";
+    const int64_t middle = bounds[blocks / 2];
+    ASSERT_EQ(middle % 4, 0);
+    splitForThreads(kernels, target, 2);
+    if (H == 56) {
+      EXPECT_EQ(middle, 28) << "7 + 7 tile rows";
+      EXPECT_EQ(kernels[0].threadSplit, 2);
+      EXPECT_EQ(kernels[0].workQueues, 0);
+    } else {
+      EXPECT_TRUE(middle == 16 || middle == 12) << "4 + 3 or 3 + 4 tile rows, not " << middle;
+      EXPECT_EQ(kernels[0].threadSplit, 0) << "unequal runs: shared at run time instead";
+    }
+  }
 }
 
 TEST(RowGroups, NoneWithoutVectors) {
