@@ -42,9 +42,10 @@ std::vector<int64_t> haloRowGroups(const std::vector<int64_t>& blocks);
 
 // For `threads` >= 2 on a vector target (else nothing): the Winograd convolutions of one
 // image whose blocks of tile rows divide among the threads in runs of as many tile rows get
-// one run of blocks per thread (KernelDesc::threadSplit = threads, no work queues); fused expand + depthwise convolutions
-// get threadSplit = threads (at most one workgroup per thread). The kernels' weights already
-// packed (packConvWeights decides which convolutions run on the Winograd kernel).
+// one run of blocks per thread (KernelDesc::threadSplit = threads, no work queues); fused
+// expand + depthwise convolutions get threadSplit = threads (at most one workgroup per
+// thread). The kernels' weights already packed (packConvWeights decides which convolutions
+// run on the Winograd kernel).
 void splitForThreads(std::vector<KernelDesc>& kernels, const TargetConfig& target,
                      int64_t threads);
 
