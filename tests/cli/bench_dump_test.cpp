@@ -57,6 +57,39 @@ TEST(KilnCompare, TwoArtifactsOfOneModelSideBySide) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << " in " << r.out;
 }
 
+// --threads-b: B at another thread count, so that one artifact's speed-up is measured in
+// neighbouring blocks. The outputs still agree (the pool gives the same bits), and the flag
+// takes the same range as --threads.
+TEST(KilnCompare, BAtAnotherThreadCount) {
+  CliResult r = runKiln({"compare", f().elf, f().elf, "--input=@" + f().x, "--input=@" + f().y,
+                         "--threads=1", "--threads-b=2", "--seconds=0.05", "--block-ms=5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  for (const char* text : {"function 'main', A at 1 thread, B at 2 threads, ",
+                           "B / A by pairs of blocks: median ",
+                           "  A / B (B's speed-up at 2 threads over A's at 1): ",
+                           "outputs agree (rtol 0.001, atol 1e-05)"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << " in " << r.out;
+  r = runKiln({"compare", f().elf, f().elf, "--input=@" + f().x, "--input=@" + f().y,
+               "--threads-b=3", "--seconds=0.02", "--block-ms=5", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("\"threads\":1,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"threads_b\":3,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"outputs_agree\":true"), std::string::npos) << r.out;
+  // Same counts: the one-line header of old, no speed-up line.
+  r = runKiln({"compare", f().elf, f().elf, "--input=@" + f().x, "--input=@" + f().y,
+               "--threads=2", "--threads-b=2", "--seconds=0.02", "--block-ms=5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("function 'main', 2 threads, "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("speed-up"), std::string::npos) << r.out;
+  for (const char* bad : {"--threads-b=0", "--threads-b=257"}) {
+    CliResult e = runKiln({"compare", f().elf, f().elf, "--input=@" + f().x,
+                           "--input=@" + f().y, bad});
+    EXPECT_EQ(e.exitCode, 1) << bad;
+    EXPECT_NE(e.err.find(std::string(bad) + " is out of range [1, 256]"), std::string::npos)
+        << e.err;
+  }
+}
+
 TEST(KilnCompare, SaysWhichOutputDiffers) {
   // The standard artifact with a bias of 100 instead of its own: `out` (the scaled, biased
   // sum after Relu) and `total` differ, `twice` does not. Reported, not an error.

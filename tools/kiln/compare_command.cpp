@@ -1,7 +1,8 @@
-// `kiln compare A.kiln B.kiln --input=... [--threads=N] [--seconds=S] [--block-ms=M] [--json]`:
-// the latency of two artifacts of one model (two compilers, two sets of flags) measured side
-// by side: blocks of calls of each, alternating A B B A A B ... (paired_blocks.h), each with
-// its own context and, with --threads, its own pool. Reports each one's p50 over all its
+// `kiln compare A.kiln B.kiln --input=... [--threads=N] [--threads-b=M] [--seconds=S]
+// [--block-ms=M] [--json]`: the latency of two artifacts of one model (two compilers, two sets
+// of flags), or of one artifact at two thread counts, measured side by side: blocks of calls
+// of each, alternating A B B A A B ... (paired_blocks.h), each with its own context and, with
+// --threads, its own pool. Reports each one's p50 over all its
 // calls and the median ratio B / A of neighbouring blocks with its quartiles, which holds
 // when the machine's speed changes in phases (another tenant, the host moving the vCPUs);
 // and whether the two give the same outputs on the inputs.
@@ -74,6 +75,9 @@ std::optional<std::string> compareOutputs(const Side& a, const Side& b,
 int runCompare(const ParsedArgs& args) {
   SessionOptions options;
   options.threads = static_cast<uint32_t>(args.integer("threads", 1, 1, 256));
+  // B at another thread count (its 2-thread speed-up is then A / B in paired blocks).
+  SessionOptions optionsB = options;
+  optionsB.threads = static_cast<uint32_t>(args.integer("threads-b", options.threads, 1, 256));
   const double seconds = args.number("seconds", 10.0);
   const double blockMs = args.number("block-ms", 50.0);
   Tolerance tolerance;
@@ -85,7 +89,7 @@ int runCompare(const ParsedArgs& args) {
   for (int s = 0; s < 2; ++s) {
     Side& side = sides[s];
     side.path = args.positionals[size_t(s)];
-    side.session = std::make_unique<RuntimeSession>(side.path, options);
+    side.session = std::make_unique<RuntimeSession>(side.path, s == 0 ? options : optionsB);
     side.function = side.session->findFunction(args.value("function"));
   }
   for (Side& side : sides) {  // (both loaded first: a missing file is the first error)
@@ -124,6 +128,7 @@ int runCompare(const ParsedArgs& args) {
     j.field("b", b.path);
     j.field("function", a.session->functionName(a.function));
     j.field("threads", options.threads);
+    j.field("threads_b", optionsB.threads);
     j.field("pairs", uint64_t{ratios.pairs});
     j.field("a_calls", uint64_t{sa.count});
     j.field("b_calls", uint64_t{sb.count});
@@ -138,13 +143,23 @@ int runCompare(const ParsedArgs& args) {
     std::printf("%s\n", j.text().c_str());
     return 0;
   }
-  std::printf("function '%s', %u thread%s, %zu pairs of %.0f ms blocks\n",
-              a.session->functionName(a.function).c_str(), options.threads,
-              options.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+  if (optionsB.threads == options.threads) {
+    std::printf("function '%s', %u thread%s, %zu pairs of %.0f ms blocks\n",
+                a.session->functionName(a.function).c_str(), options.threads,
+                options.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+  } else {
+    std::printf("function '%s', A at %u thread%s, B at %u thread%s, %zu pairs of %.0f ms blocks\n",
+                a.session->functionName(a.function).c_str(), options.threads,
+                options.threads == 1 ? "" : "s", optionsB.threads,
+                optionsB.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+  }
   std::printf("  A %s: p50 %.1f us (%zu calls)\n", a.path.c_str(), sa.p50, sa.count);
   std::printf("  B %s: p50 %.1f us (%zu calls)\n", b.path.c_str(), sb.p50, sb.count);
   std::printf("  B / A by pairs of blocks: median %.3f (quartiles %.3f - %.3f)\n", ratios.p50,
               ratios.p25, ratios.p75);
+  if (optionsB.threads != options.threads)
+    std::printf("  A / B (B's speed-up at %u threads over A's at %u): %.3f\n", optionsB.threads,
+                options.threads, 1.0 / ratios.p50);
   if (differ)
     std::printf("  outputs differ: %s\n", differ->c_str());
   else
@@ -158,13 +173,16 @@ const Command& compareCommand() {
   static const Command command{
       "compare",
       "measure two artifacts' latency side by side, in alternating blocks of calls",
-      "kiln compare A.kiln B.kiln --input=TENSOR... [--threads=N] [--seconds=S] "
-      "[--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json]",
+      "kiln compare A.kiln B.kiln --input=TENSOR... [--threads=N] [--threads-b=M] "
+      "[--seconds=S] [--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json]",
       "Calls the entry functions of two artifacts of one model (say, two compilers or two sets\n"
       "of compile flags) on the same inputs (written as for `kiln run`), in blocks of calls of\n"
       "--block-ms=M milliseconds each (default 50, at least one call) that alternate A B, B A,\n"
       "A B, ... for --seconds=S seconds (default 10), after two untimed blocks of each. Each\n"
       "artifact has its own context and, with --threads=N, its own thread pool.\n"
+      "--threads-b=M runs B at M threads instead (default: N), so that A and B may be one\n"
+      "artifact at two thread counts: A / B is then its speed-up, measured in neighbouring\n"
+      "blocks rather than in runs seconds apart.\n"
       "\n"
       "Prints each one's p50 over all its timed calls and, for each pair of neighbouring\n"
       "blocks, the ratio of B's block median to A's: their median and quartiles. On a machine\n"
@@ -173,10 +191,11 @@ const Command& compareCommand() {
       "blocks share one, so the ratio holds where the two p50s do not. Also says whether the\n"
       "two give the same outputs within --tolerance (default 1e-3,1e-5; not an error if not).\n"
       "--json prints one JSON object: a_p50_us, b_p50_us, ratio_p25, ratio_p50, ratio_p75,\n"
-      "pairs, a_calls, b_calls, outputs_agree.",
+      "pairs, a_calls, b_calls, threads, threads_b, outputs_agree.",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads of each (default 1: the calling thread)"},
+       {"threads-b", FlagKind::Value, "M", "worker threads of B (default: --threads)"},
        {"seconds", FlagKind::Value, "S", "time budget of the timed blocks (default 10)"},
        {"block-ms", FlagKind::Value, "M", "length of one block of calls (default 50)"},
        {"tolerance", FlagKind::Value, "RTOL[,ATOL]",
