@@ -11,7 +11,8 @@ mobilenet_v2, resnet18 and squeezenet1_1 at 1 and 2 threads with R interleaved k
 (medians of the per-round p50 and p99; kiln's 2 threads on artifacts compiled with --threads=2); `kiln bench --per-dispatch --peak-gflops=PEAK` on
 ResNet-18 at 1 thread for its 3x3 convolutions (kernel size read from the ONNX file by
 bench/onnx_nodes.py); ResNet-18's 2-thread speed-up in paired rounds of kiln and ONNX Runtime,
-each beside bench/two_thread_floor_bench.cpp (the machine's own ceiling); the three slowest dispatches of each model; and the jitter of digits and the MNIST CNN
+each beside bench/two_thread_floor_bench.cpp (the machine's own ceiling), and kiln's in
+neighbouring 50 ms blocks (`kiln compare --threads=1 --threads-b=2`); the three slowest dispatches of each model; and the jitter of digits and the MNIST CNN
 with and without `--pin` / `--lock-memory` (`--preemption` separating preempted calls).
 Every figure in the document comes from this run; nothing is typed in by hand.
 """
@@ -220,6 +221,20 @@ def pairedSpeedup(args):
                        "spread_2t": statistics.median(f[2]["p50_us"] / f[2]["min_us"]
                                                       for f in rounds)}
     return result
+
+
+def blockSpeedup(args):
+    """ResNet-18's 2-thread speed-up in neighbouring 50 ms blocks: `kiln compare` of the default
+    artifact at 1 thread (A) and the --threads=2 artifact at 2 (B, --threads-b=2) for R x S
+    seconds. B / A by pairs of blocks, inverted: the speed-up's median and quartiles."""
+    folder = os.path.join(args.models_dir, "resnet18")
+    stats = json.loads(sh([args.kiln, "compare", os.path.join(args.work, "resnet18.kiln"),
+                           os.path.join(args.work, "resnet18.t2.kiln"),
+                           f"--input=@{os.path.join(folder, 'input.npy')}", "--threads=1",
+                           "--threads-b=2", f"--seconds={args.rounds * args.seconds}",
+                           "--json"]).stdout.strip().splitlines()[-1])
+    return {"median": 1.0 / stats["ratio_p50"], "low": 1.0 / stats["ratio_p75"],
+            "high": 1.0 / stats["ratio_p25"], "pairs": stats["pairs"]}
 
 
 def ortConvs(args):
@@ -493,6 +508,15 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
                      + f"), x{f['fastest']:.2f} by its fastest calls, and its 2-thread p50 is "
                      f"{f['spread_2t']:.2f}x its fastest call. No program of this shape scales "
                      "further on this machine in these minutes.")
+    blocks = resnet.get("blocks") if isinstance(resnet, dict) else None
+    if blocks and "error" in blocks:
+        L.append(f"- The speed-up in blocks: not measured: {blocks['error']}")
+    elif blocks:
+        L.append(f"- The same speed-up in {blocks['pairs']} pairs of neighbouring 50 ms blocks "
+                 "(`kiln compare resnet18.kiln resnet18.t2.kiln --threads=1 --threads-b=2`: "
+                 "the 1-thread and 2-thread calls at most 100 ms apart, so that the host's "
+                 f"phases fall on both): kiln **x{blocks['median']:.2f}** (quartiles "
+                 f"x{blocks['low']:.2f}-x{blocks['high']:.2f}).")
     split = resnet.get("split") if isinstance(resnet, dict) else None
     if split and "error" in split:
         L.append(f"- Work split: not measured: {split['error']}")
@@ -684,6 +708,10 @@ def main():
             resnet["paired"] = pairedSpeedup(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
             resnet["paired"] = {"error": str(e).strip().splitlines()[-1]}
+        try:
+            resnet["blocks"] = blockSpeedup(args)
+        except (SystemExit, Exception) as e:  # noqa: BLE001
+            resnet["blocks"] = {"error": str(e).strip().splitlines()[-1]}
         try:
             resnet["ort_3x3"] = ortConvs(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
