@@ -65,7 +65,10 @@ TEST(CliErrors, BadNumbers) {
               "--block-ms expects a positive number, got '0'");
   expectError({"compare", f().elf},
               "'kiln compare' needs 2 arguments (usage: kiln compare A.kiln B.kiln --input=TENSOR... "
-              "[--threads=N] [--seconds=S] [--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json])");
+              "[--threads=N] [--threads-b=M] [--seconds=S] [--block-ms=M] "
+              "[--tolerance=RTOL[,ATOL]] [--json])");
+  expectError({"compare", f().elf, f().elf, "--threads-b=0"},
+              "--threads-b=0 is out of range [1, 256]");
   expectError({"bench", f().elf, "--seconds=1", "--iterations=5"},
               "give either --iterations or --seconds, not both");
   expectError({"run", f().elf, "--tolerance=abc", "--input=@" + f().x, "--input=@" + f().y},
