@@ -119,6 +119,8 @@ int runCompare(const ParsedArgs& args) {
     second.block(blockMs * 1000);
   }
   const PairedRatios ratios = pairedRatios(a.blockMedians, b.blockMedians);
+  // What the two sessions run on (a pool each, or the calling thread).
+  const uint32_t threadsA = a.session->threads(), threadsB = b.session->threads();
   const LatencyStats sa = summarize(a.samples), sb = summarize(b.samples);
 
   if (args.flag("json")) {
@@ -127,8 +129,8 @@ int runCompare(const ParsedArgs& args) {
     j.field("a", a.path);
     j.field("b", b.path);
     j.field("function", a.session->functionName(a.function));
-    j.field("threads", options.threads);
-    j.field("threads_b", optionsB.threads);
+    j.field("threads", threadsA);
+    j.field("threads_b", threadsB);
     j.field("pairs", uint64_t{ratios.pairs});
     j.field("a_calls", uint64_t{sa.count});
     j.field("b_calls", uint64_t{sb.count});
@@ -143,23 +145,22 @@ int runCompare(const ParsedArgs& args) {
     std::printf("%s\n", j.text().c_str());
     return 0;
   }
-  if (optionsB.threads == options.threads) {
+  if (threadsB == threadsA) {
     std::printf("function '%s', %u thread%s, %zu pairs of %.0f ms blocks\n",
-                a.session->functionName(a.function).c_str(), options.threads,
-                options.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+                a.session->functionName(a.function).c_str(), threadsA, threadsA == 1 ? "" : "s",
+                ratios.pairs, blockMs);
   } else {
     std::printf("function '%s', A at %u thread%s, B at %u thread%s, %zu pairs of %.0f ms blocks\n",
-                a.session->functionName(a.function).c_str(), options.threads,
-                options.threads == 1 ? "" : "s", optionsB.threads,
-                optionsB.threads == 1 ? "" : "s", ratios.pairs, blockMs);
+                a.session->functionName(a.function).c_str(), threadsA, threadsA == 1 ? "" : "s",
+                threadsB, threadsB == 1 ? "" : "s", ratios.pairs, blockMs);
   }
   std::printf("  A %s: p50 %.1f us (%zu calls)\n", a.path.c_str(), sa.p50, sa.count);
   std::printf("  B %s: p50 %.1f us (%zu calls)\n", b.path.c_str(), sb.p50, sb.count);
   std::printf("  B / A by pairs of blocks: median %.3f (quartiles %.3f - %.3f)\n", ratios.p50,
               ratios.p25, ratios.p75);
-  if (optionsB.threads != options.threads)
-    std::printf("  A / B (B's speed-up at %u threads over A's at %u): %.3f\n", optionsB.threads,
-                options.threads, 1.0 / ratios.p50);
+  if (threadsB != threadsA)
+    std::printf("  A / B (B's speed-up at %u thread%s over A's at %u): %.3f\n", threadsB,
+                threadsB == 1 ? "" : "s", threadsA, 1.0 / ratios.p50);
   if (differ)
     std::printf("  outputs differ: %s\n", differ->c_str());
   else

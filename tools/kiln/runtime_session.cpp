@@ -108,6 +108,7 @@ RuntimeSession::RuntimeSession(const std::string& artifactPath, const SessionOpt
       throw CliError("cannot start a pool of " + std::to_string(options.threads) + " threads");
     }
     executor = kiln_thread_pool_executor(pool_);
+    poolThreads_ = options.threads;
   }
   status = kiln_host_context_create(module_, executor, &context_);
   if (status != KILN_OK) {

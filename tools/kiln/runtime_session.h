@@ -81,12 +81,16 @@ class RuntimeSession {
 
   HostTensor toHostTensor(const TensorSignature& signature, const AlignedBuffer& buffer) const;
 
+  // The threads that run each call: the pool's (its workers and the caller), else 1.
+  uint32_t threads() const { return poolThreads_; }
+
  private:
   std::string path_;
   kiln_host_file file_{};
   AlignedBuffer constants_;
   kiln_module* module_ = nullptr;
   kiln_thread_pool* pool_ = nullptr;
+  uint32_t poolThreads_ = 1;
   kiln_context* context_ = nullptr;
   TraceFn trace_;
   std::vector<kiln_input> callInputs_;  // call()'s buffer lists, reused

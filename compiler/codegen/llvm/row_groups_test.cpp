@@ -3,8 +3,8 @@
 // fused expand + depthwise convolution) through the real pass pipeline and weight packing:
 // which convolutions are split for the threads, which tensors take the layout (those only
 // Winograd convolutions write and read) and which stay dense (the graph's input and output, a
-// tensor a pool reads). The kernels in the layout are checked by the Winograd and conv+pool tests (every
-// case again in row groups, the same bits) and ResNet-18 end to end (tests/e2e).
+// tensor a pool reads). The kernels in the layout are checked by the Winograd and conv+pool
+// tests (every case again in row groups, the same bits) and ResNet-18 end to end (tests/e2e).
 #include "kiln/codegen/row_groups.h"
 
 #include <gtest/gtest.h>

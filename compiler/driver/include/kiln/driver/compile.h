@@ -44,10 +44,10 @@ struct CompileOptions {
   // --optimize=size: no kernel whose packed weights are larger than the model's (Winograd
   // convolutions), so the constants stay the model's size; speed (default) takes them.
   bool optimizeForSize = false;
-  // --threads: how many threads will run the artifact. From 2 on, Winograd convolutions give
-  // each thread one run of rows, the activations between them are laid out in row groups
-  // (kiln/codegen/row_groups.h), and arena bytes pass only between tensors of one layout (a
-  // larger arena), so that little but the halo rows passes between the threads' cores; and
+  // --threads: how many threads will run the artifact. From 2 on, Winograd convolutions whose
+  // rows divide into equal runs give each thread one run, the activations between them are
+  // laid out in row groups (kiln/codegen/row_groups.h), and arena bytes pass only between
+  // tensors of one layout (a larger arena), so that little but the halo rows passes between the threads' cores; and
   // fuseExpandDepthwise fuses smaller expanded tensors (PipelineOptions::threads). Any thread
   // count runs any artifact.
   uint32_t threads = 1;
