@@ -9,6 +9,9 @@
 //   max pool: reads 16x8x8 = 1024 elements
 // Fusion makes four dispatches: Conv+Relu, Conv+Relu, MaxPool, Gemm+Relu+Gemm (12768 FLOPs).
 // No timing is asserted beyond "the dispatch times add up to roughly the call".
+// `kiln compare --per-dispatch` sets the artifact beside one compiled with --fusion=none
+// (Conv, Relu, Conv, Relu, MaxPool, Gemm, Relu, Gemm: eight dispatches, Flatten a view), whose
+// Conv and Gemm dispatches start at the fused ones' first nodes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +45,19 @@ class KilnBenchPerDispatch : public ::testing::Test {
     ASSERT_EQ(r.exitCode, 0) << r.err;
     r = runKiln({"compile", example("model.onnx"), "-o", path("stripped.kiln"), "--strip"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
+    r = runKiln({"compile", example("model.onnx"), "-o", path("unfused.kiln"), "--fusion=none"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    r = runKiln({"compile", example("model.onnx"), "-o", path("unfused-stripped.kiln"),
+                 "--fusion=none", "--strip"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  static CliResult compare(const std::string& a, const std::string& b,
+                           std::vector<std::string> extra) {
+    std::vector<std::string> args = {"compare", path(a), path(b),
+                                     "--input=1x1x8x8xf32=@" + example("digit_0.npy"),
+                                     "--seconds=0.05", "--block-ms=5", "--per-dispatch"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return runKiln(args);
   }
   static std::string path(const std::string& name) { return *dir_ + "/" + name; }
   static CliResult bench(const std::string& artifact, std::vector<std::string> extra) {
@@ -403,6 +419,80 @@ TEST(KilnBenchPerDispatchOld, ArtifactWithoutCostTable) {
                        "unavailable, times only"),
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dispatch_2  <- node_2"), std::string::npos) << r.out;
+}
+
+// The fused artifact against the unfused one: rows in A's order, B's lone Relu and Gemm
+// dispatches where B runs them, both names where they differ, and the sums of each side.
+TEST_F(KilnBenchPerDispatch, CompareMatchesDispatchesAcrossFusions) {
+  CliResult r = compare("digits.kiln", "unfused.kiln", {});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("  (traced calls: every dispatch timed)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dispatches matched by their first node):\n"
+                       "    A #   B #       A us       B us    B / A  dispatch\n"),
+            std::string::npos) << r.out;
+  // (A #, B #, the name column) per row, in order.
+  const std::pair<const char*, const char*> rows[] = {
+      {"      0     0 ", "Conv+Relu (B: Conv)  <- /features/features.0/Conv (Conv), "},
+      {"      -     1 ", "Relu  <- /features/features.1/Relu (Relu)"},
+      {"      1     2 ", "Conv+Relu (B: Conv)  <- /features/features.2/Conv (Conv), "},
+      {"      -     3 ", "Relu  <- /features/features.3/Relu (Relu)"},
+      {"      2     4 ", "MaxPool  <- /features/features.4/MaxPool (MaxPool)"},
+      {"      3     5 ", "Gemm+Relu+Gemm (B: Gemm)  <- /classifier/classifier.1/Gemm (Gemm), "},
+      {"      -     6 ", "Relu  <- /classifier/classifier.2/Relu (Relu)"},
+      {"      -     7 ", "Gemm  <- /classifier/classifier.3/Gemm (Gemm)"}};
+  size_t pos = r.out.find("B / A  dispatch\n");
+  for (const auto& [indices, name] : rows) {
+    size_t line = r.out.find(std::string("\n") + indices, pos);
+    ASSERT_NE(line, std::string::npos) << indices << "\n" << r.out;
+    std::string row = r.out.substr(line + 1, r.out.find('\n', line + 1) - line - 1);
+    EXPECT_NE(row.find(name), std::string::npos) << row;
+    // A lone dispatch has no ratio; a matched one has A's and B's times and B / A.
+    const bool matched = indices[6] != '-';
+    EXPECT_EQ(row.find("        -  ") == std::string::npos, matched) << row;
+    pos = line + 1;
+  }
+  EXPECT_NE(r.out.find("  sums of the dispatch medians: A "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" (4 dispatches), B "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" us (8)\n"), std::string::npos) << r.out;
+}
+
+TEST_F(KilnBenchPerDispatch, CompareJsonListsEveryDispatchOfBoth) {
+  CliResult r = compare("digits.kiln", "unfused.kiln", {"--json", "--threads=2"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string& j = r.out;
+  for (const char* key : {"\"per_dispatch\":true", "\"dispatches_matched_by\":\"first_node\"",
+                          "\"dispatches\":[{\"a\":0,\"a_median_us\":",
+                          "\"b_name\":\"Conv\"", "\"outputs_agree\":true"})
+    EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+  const size_t rows = j.find("\"dispatches\":[");
+  ASSERT_NE(rows, std::string::npos) << j;
+  auto count = [&](const std::string& text) {  // in the dispatches' array
+    size_t n = 0;
+    for (size_t at = j.find(text, rows); at != std::string::npos; at = j.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("{\"a\":"), 4u) << j;  // every row with A's dispatch starts with it
+  EXPECT_EQ(count("\"b\":"), 8u) << j;
+  EXPECT_EQ(count("\"ratio_p50\":"), 4u) << j;  // the matched rows
+  // Every matched dispatch's median is a time.
+  for (size_t at = j.find("\"a_median_us\":"); at != std::string::npos;
+       at = j.find("\"a_median_us\":", at + 1))
+    EXPECT_GT(std::strtod(j.c_str() + at + 14, nullptr), 0.0) << j;
+}
+
+// Without node names the dispatches pair by position, which needs as many in each.
+TEST_F(KilnBenchPerDispatch, CompareStrippedArtifactsByPosition) {
+  CliResult r = compare("stripped.kiln", "digits.kiln", {});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("dispatches matched by position (no node names)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n      3     3 "), std::string::npos) << r.out;
+  r = compare("stripped.kiln", "unfused-stripped.kiln", {});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("kiln: error: --per-dispatch: a dispatch has no node name (an artifact "
+                       "compiled with --strip?) and A has 4 dispatches, B 8: they cannot be "
+                       "matched"),
+            std::string::npos) << r.err;
 }
 
 }  // namespace

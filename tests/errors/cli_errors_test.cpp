@@ -65,7 +65,7 @@ TEST(CliErrors, BadNumbers) {
               "--block-ms expects a positive number, got '0'");
   expectError({"compare", f().elf},
               "'kiln compare' needs 2 arguments (usage: kiln compare A.kiln B.kiln --input=TENSOR... "
-              "[--threads=N] [--threads-b=M] [--seconds=S] [--block-ms=M] "
+              "[--threads=N] [--threads-b=M] [--seconds=S] [--block-ms=M] [--per-dispatch] "
               "[--tolerance=RTOL[,ATOL]] [--json])");
   expectError({"compare", f().elf, f().elf, "--threads-b=0"},
               "--threads-b=0 is out of range [1, 256]");

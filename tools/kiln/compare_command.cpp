@@ -5,7 +5,9 @@
 // --threads, its own pool. Reports each one's p50 over all its
 // calls and the median ratio B / A of neighbouring blocks with its quartiles, which holds
 // when the machine's speed changes in phases (another tenant, the host moving the vCPUs);
-// and whether the two give the same outputs on the inputs.
+// and whether the two give the same outputs on the inputs. `--per-dispatch` times every
+// dispatch of both through the trace hook and reports them side by side, matched by the first
+// model node each runs (dispatch_pairs.h), with the same paired ratio per dispatch.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +16,8 @@
 
 #include "cli_error.h"
 #include "command.h"
+#include "dispatch_pairs.h"
+#include "dispatch_trace.h"
 #include "json_writer.h"
 #include "latency_stats.h"
 #include "paired_blocks.h"
@@ -38,9 +42,18 @@ struct Side {
   std::vector<AlignedBuffer> inputs, outputs;
   std::vector<double> samples;
   std::vector<double> blockMedians;
+  // --per-dispatch: the trace's profile, and per dispatch (slot) the median of each block.
+  PerDispatch per;
+  std::vector<std::vector<double>> dispatchBlockMedians;
 
-  void call() { session->call(function, inputs, outputs); }
-  // Calls for at least `microseconds` (and at least once); records them and their median.
+  void call() {
+    session->call(function, inputs, outputs);
+    if (per.profile && !per.profile->endCall())
+      throw CliError("'" + path + "': the trace hook did not see every dispatch of a call");
+  }
+  // Calls for at least `microseconds` (and at least once); records them and their median
+  // (and each dispatch's median in the block, whose samples are then dropped: memory stays
+  // bounded however short the calls).
   void block(double microseconds) {
     std::vector<double> latencies;
     Clock::time_point start = Clock::now();
@@ -51,8 +64,112 @@ struct Side {
     } while (microsecondsSince(start) < microseconds);
     samples.insert(samples.end(), latencies.begin(), latencies.end());
     blockMedians.push_back(blockMedian(latencies));
+    if (!per.profile) return;
+    dispatchBlockMedians.resize(per.profile->count());
+    for (uint32_t slot = 0; slot < per.profile->count(); ++slot)
+      dispatchBlockMedians[slot].push_back(blockMedian(per.profile->samplesUs(slot)));
+    per.profile->clearSamples();
+  }
+  void forgetWarmUp() {
+    samples.clear();
+    blockMedians.clear();
+    dispatchBlockMedians.clear();
   }
 };
+
+// --per-dispatch: one row per matched pair of dispatches (or a dispatch of one side alone).
+struct DispatchComparison {
+  std::optional<uint32_t> a, b;  // global dispatch indices, as `kiln dump` numbers them
+  const DispatchInfo* info = nullptr;  // A's where A has the dispatch, else B's
+  std::string otherName;               // B's name where it differs from A's
+  double aUs = 0, bUs = 0;             // medians of the block medians
+  PairedRatios ratios;                 // pairs of blocks, both sides present
+};
+
+double medianOf(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : blockMedian(values);
+}
+
+std::vector<DispatchComparison> compareDispatches(const Side& a, const Side& b,
+                                                  const DispatchPairing& pairing) {
+  std::vector<DispatchComparison> rows;
+  for (const DispatchPair& pair : pairing.pairs) {
+    DispatchComparison row;
+    if (pair.a) {
+      row.a = a.per.profile->firstDispatch() + *pair.a;
+      row.info = &a.per.infos[*pair.a];
+      row.aUs = medianOf(a.dispatchBlockMedians[*pair.a]);
+    }
+    if (pair.b) {
+      row.b = b.per.profile->firstDispatch() + *pair.b;
+      const DispatchInfo& bInfo = b.per.infos[*pair.b];
+      if (!row.info)
+        row.info = &bInfo;
+      else if (bInfo.name != row.info->name)
+        row.otherName = bInfo.name;
+      row.bUs = medianOf(b.dispatchBlockMedians[*pair.b]);
+    }
+    if (pair.a && pair.b)
+      row.ratios = pairedRatios(a.dispatchBlockMedians[*pair.a], b.dispatchBlockMedians[*pair.b]);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void printDispatchesText(const std::vector<DispatchComparison>& rows, bool byPosition) {
+  std::printf("  per dispatch (median of the block medians; B / A by pairs of blocks; dispatches "
+              "matched by %s):\n",
+              byPosition ? "position (no node names)" : "their first node");
+  std::printf("  %5s %5s %10s %10s %8s  %s\n", "A #", "B #", "A us", "B us", "B / A", "dispatch");
+  double sumA = 0, sumB = 0;
+  size_t countA = 0, countB = 0;
+  for (const DispatchComparison& row : rows) {
+    auto index = [](std::optional<uint32_t> i) { return i ? std::to_string(*i) : "-"; };
+    auto us = [](std::optional<uint32_t> i, double v) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f", v);
+      return i ? std::string(text) : std::string("-");
+    };
+    std::string ratio = "-";
+    if (row.a && row.b) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3f", row.ratios.p50);
+      ratio = text;
+    }
+    if (row.a) sumA += row.aUs, ++countA;
+    if (row.b) sumB += row.bUs, ++countB;
+    std::string what = row.info->name.empty() ? "(no name)" : row.info->name;
+    if (!row.otherName.empty()) what += " (B: " + row.otherName + ")";
+    if (!row.info->node.empty()) what += "  <- " + row.info->node;
+    std::printf("  %5s %5s %10s %10s %8s  %s\n", index(row.a).c_str(), index(row.b).c_str(),
+                us(row.a, row.aUs).c_str(), us(row.b, row.bUs).c_str(), ratio.c_str(),
+                what.c_str());
+  }
+  std::printf("  sums of the dispatch medians: A %.1f us (%zu dispatches), B %.1f us (%zu)\n",
+              sumA, countA, sumB, countB);
+}
+
+void writeDispatchesJson(JsonWriter& j, const std::vector<DispatchComparison>& rows,
+                         bool byPosition) {
+  j.field("dispatches_matched_by", byPosition ? "position" : "first_node");
+  j.key("dispatches");
+  j.beginArray();
+  for (const DispatchComparison& row : rows) {
+    j.beginObject();
+    if (row.a) j.field("a", *row.a), j.field("a_median_us", row.aUs);
+    if (row.b) j.field("b", *row.b), j.field("b_median_us", row.bUs);
+    j.field("name", row.info->name);
+    if (!row.otherName.empty()) j.field("b_name", row.otherName);
+    j.field("node", row.info->node);
+    if (row.a && row.b) {
+      j.field("ratio_p25", row.ratios.p25);
+      j.field("ratio_p50", row.ratios.p50);
+      j.field("ratio_p75", row.ratios.p75);
+    }
+    j.endObject();
+  }
+  j.endArray();
+}
 
 // The outputs of A and B on the inputs, compared within `tolerance`: nullopt if they agree,
 // else the first mismatch, naming the output.
@@ -102,6 +219,14 @@ int runCompare(const ParsedArgs& args) {
   }
   Side& a = sides[0];
   Side& b = sides[1];
+  const bool perDispatch = args.flag("per-dispatch");
+  DispatchPairing pairing;
+  if (perDispatch) {
+    for (Side& side : sides)
+      side.per = preparePerDispatch(side.path, *side.session, side.function, false);
+    pairing = pairDispatches(a.per.infos, b.per.infos);
+    if (!pairing.error.empty()) throw CliError("--per-dispatch: " + pairing.error);
+  }
 
   // Warm-up: a few blocks of each (caches, page tables, the pools' threads), untimed.
   for (int i = 0; i < 2; ++i) {
@@ -109,7 +234,7 @@ int runCompare(const ParsedArgs& args) {
     b.block(blockMs * 1000);
   }
   std::optional<std::string> differ = compareOutputs(a, b, tolerance);
-  for (Side& side : sides) side.samples.clear(), side.blockMedians.clear();
+  for (Side& side : sides) side.forgetWarmUp();
 
   Clock::time_point start = Clock::now();
   for (size_t pair = 0; pair < 2 || microsecondsSince(start) < seconds * 1e6; ++pair) {
@@ -122,6 +247,8 @@ int runCompare(const ParsedArgs& args) {
   // What the two sessions run on (a pool each, or the calling thread).
   const uint32_t threadsA = a.session->threads(), threadsB = b.session->threads();
   const LatencyStats sa = summarize(a.samples), sb = summarize(b.samples);
+  std::vector<DispatchComparison> dispatches;
+  if (perDispatch) dispatches = compareDispatches(a, b, pairing);
 
   if (args.flag("json")) {
     JsonWriter j;
@@ -132,6 +259,7 @@ int runCompare(const ParsedArgs& args) {
     j.field("threads", threadsA);
     j.field("threads_b", threadsB);
     j.field("pairs", uint64_t{ratios.pairs});
+    if (perDispatch) j.field("per_dispatch", true);  // the figures above are of traced calls
     j.field("a_calls", uint64_t{sa.count});
     j.field("b_calls", uint64_t{sb.count});
     j.field("a_p50_us", sa.p50);
@@ -141,6 +269,7 @@ int runCompare(const ParsedArgs& args) {
     j.field("ratio_p75", ratios.p75);
     j.field("outputs_agree", !differ.has_value());
     if (differ) j.field("outputs_differ", *differ);
+    if (perDispatch) writeDispatchesJson(j, dispatches, pairing.byPosition);
     j.endObject();
     std::printf("%s\n", j.text().c_str());
     return 0;
@@ -154,6 +283,7 @@ int runCompare(const ParsedArgs& args) {
                 a.session->functionName(a.function).c_str(), threadsA, threadsA == 1 ? "" : "s",
                 threadsB, threadsB == 1 ? "" : "s", ratios.pairs, blockMs);
   }
+  if (perDispatch) std::printf("  (traced calls: every dispatch timed)\n");
   std::printf("  A %s: p50 %.1f us (%zu calls)\n", a.path.c_str(), sa.p50, sa.count);
   std::printf("  B %s: p50 %.1f us (%zu calls)\n", b.path.c_str(), sb.p50, sb.count);
   std::printf("  B / A by pairs of blocks: median %.3f (quartiles %.3f - %.3f)\n", ratios.p50,
@@ -165,6 +295,7 @@ int runCompare(const ParsedArgs& args) {
     std::printf("  outputs differ: %s\n", differ->c_str());
   else
     std::printf("  outputs agree (rtol %g, atol %g)\n", tolerance.rtol, tolerance.atol);
+  if (perDispatch) printDispatchesText(dispatches, pairing.byPosition);
   return 0;
 }
 
@@ -175,7 +306,7 @@ const Command& compareCommand() {
       "compare",
       "measure two artifacts' latency side by side, in alternating blocks of calls",
       "kiln compare A.kiln B.kiln --input=TENSOR... [--threads=N] [--threads-b=M] "
-      "[--seconds=S] [--block-ms=M] [--tolerance=RTOL[,ATOL]] [--json]",
+      "[--seconds=S] [--block-ms=M] [--per-dispatch] [--tolerance=RTOL[,ATOL]] [--json]",
       "Calls the entry functions of two artifacts of one model (say, two compilers or two sets\n"
       "of compile flags) on the same inputs (written as for `kiln run`), in blocks of calls of\n"
       "--block-ms=M milliseconds each (default 50, at least one call) that alternate A B, B A,\n"
@@ -191,14 +322,26 @@ const Command& compareCommand() {
       "complexes) two separate `kiln bench` runs can land in different phases; neighbouring\n"
       "blocks share one, so the ratio holds where the two p50s do not. Also says whether the\n"
       "two give the same outputs within --tolerance (default 1e-3,1e-5; not an error if not).\n"
+      "\n"
+      "--per-dispatch times every dispatch of both through the runtime's trace hook (two clock\n"
+      "reads per dispatch, a stage's dispatches one after another, so the whole calls are a\n"
+      "little slower) and prints them side by side: per dispatch the median of its block\n"
+      "medians in A and in B and the median of B / A over the pairs of blocks. Dispatches are\n"
+      "matched by the first model node each runs, so that artifacts that fused differently\n"
+      "still line up; one that starts at no node of the other is listed alone. Without node\n"
+      "names (--strip) they are matched by position, which needs as many in each.\n"
+      "\n"
       "--json prints one JSON object: a_p50_us, b_p50_us, ratio_p25, ratio_p50, ratio_p75,\n"
-      "pairs, a_calls, b_calls, threads, threads_b, outputs_agree.",
+      "pairs, a_calls, b_calls, threads, threads_b, outputs_agree; with --per-dispatch also\n"
+      "dispatches (a, b, a_median_us, b_median_us, ratio_p25/p50/p75, name, b_name, node)\n"
+      "and dispatches_matched_by.",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads of each (default 1: the calling thread)"},
        {"threads-b", FlagKind::Value, "M", "worker threads of B (default: --threads)"},
        {"seconds", FlagKind::Value, "S", "time budget of the timed blocks (default 10)"},
        {"block-ms", FlagKind::Value, "M", "length of one block of calls (default 50)"},
+       {"per-dispatch", FlagKind::Bool, "", "time every dispatch of both, side by side"},
        {"tolerance", FlagKind::Value, "RTOL[,ATOL]",
         "tolerance of the outputs' comparison (default 1e-3,1e-5)"},
        {"json", FlagKind::Bool, "", "print one JSON object"}},
