@@ -12,7 +12,8 @@ mobilenet_v2, resnet18 and squeezenet1_1 at 1 and 2 threads with R interleaved k
 ResNet-18 at 1 thread for its 3x3 convolutions (kernel size read from the ONNX file by
 bench/onnx_nodes.py); ResNet-18's 2-thread speed-up in paired rounds of kiln and ONNX Runtime,
 each beside bench/two_thread_floor_bench.cpp (the machine's own ceiling), and kiln's in
-neighbouring 50 ms blocks (`kiln compare --threads=1 --threads-b=2`); the three slowest dispatches of each model; and the jitter of digits and the MNIST CNN
+neighbouring 50 ms blocks (`kiln compare --threads=1 --threads-b=2`), whole and per dispatch
+(`--per-dispatch`, with the cross-core probe around it); the three slowest dispatches of each model; and the jitter of digits and the MNIST CNN
 with and without `--pin` / `--lock-memory` (`--preemption` separating preempted calls).
 Every figure in the document comes from this run; nothing is typed in by hand.
 """
@@ -235,6 +236,33 @@ def blockSpeedup(args):
                            "--json"]).stdout.strip().splitlines()[-1])
     return {"median": 1.0 / stats["ratio_p50"], "low": 1.0 / stats["ratio_p75"],
             "high": 1.0 / stats["ratio_p25"], "pairs": stats["pairs"]}
+
+
+def layerSpeedups(args):
+    """ResNet-18's 2-thread speed-up per dispatch: `kiln compare --per-dispatch` of the default
+    artifact at 1 thread and the --threads=2 artifact at 2 (neighbouring 50 ms blocks of traced
+    calls, S x 2 seconds), with the cross-core probe before and after (which placement the host
+    gave the vCPUs). Per dispatch: its first node, the two medians and the speed-up (the inverse
+    of the median B / A over the pairs of blocks)."""
+    folder = os.path.join(args.models_dir, "resnet18")
+    probe = lambda: (two_thread_phases.crossCoreRate(args.cross_core_bench)  # noqa: E731
+                     if args.cross_core_bench else None)
+    before = probe()
+    stats = json.loads(sh([args.kiln, "compare", os.path.join(args.work, "resnet18.kiln"),
+                           os.path.join(args.work, "resnet18.t2.kiln"),
+                           f"--input=@{os.path.join(folder, 'input.npy')}", "--threads=1",
+                           "--threads-b=2", "--per-dispatch", f"--seconds={2 * args.seconds}",
+                           "--json"]).stdout.strip().splitlines()[-1])
+    after = probe()
+    rows = []
+    for d in stats["dispatches"]:
+        if "a" not in d or "b" not in d:
+            continue  # a dispatch of one artifact only: no speed-up to give
+        rows.append({"node": d["node"].split(" (")[0], "name": d["name"],
+                     "one_us": d["a_median_us"], "two_us": d["b_median_us"],
+                     "speedup": 1.0 / d["ratio_p50"] if d["ratio_p50"] > 0 else 0.0})
+    return {"rows": rows, "pairs": stats["pairs"], "whole": 1.0 / stats["ratio_p50"],
+            "cross_core_gbps": [before, after]}
 
 
 def ortConvs(args):
@@ -540,6 +568,7 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
         L.append(f"- Compile time (`kiln compile model.onnx`, wall clock, this run): "
                  f"**{r18['compile_s']:.1f} s**.")
     L.append("")
+    writeLayerSpeedups(L, resnet)
     L.append("## ResNet-18's 3x3 convolutions at 1 thread\n")
     writeResnetTable(L, peak, resnet, convs)
     writeSlowest(L, slowest)
@@ -549,6 +578,32 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
     L.append("```\n" + compare_text.strip() + "\n```")
     with open(args.output, "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+def writeLayerSpeedups(L, resnet):
+    layers = resnet.get("layers") if isinstance(resnet, dict) else None
+    if not layers:
+        return
+    L.append("## ResNet-18's 2-thread speed-up per dispatch\n")
+    if "error" in layers:
+        L.append(f"Not measured: {layers['error']}\n")
+        return
+    cross = ", ".join("-" if x is None else f"{x:.0f}" for x in layers["cross_core_gbps"])
+    L.append("`kiln compare resnet18.kiln resnet18.t2.kiln --threads=1 --threads-b=2 "
+             f"--per-dispatch`: {layers['pairs']} pairs of neighbouring 50 ms blocks of traced "
+             "calls (every dispatch timed, by the wall clock), the default artifact at 1 thread "
+             "and the `--threads=2` one at 2; per dispatch the median of its block medians at "
+             "each thread count and the speed-up, the inverse of the median 2-thread / 1-thread "
+             f"ratio over the pairs of blocks. Whole traced call: x{layers['whole']:.2f}. The "
+             f"cross-core probe before and after: {cross} GB/s (about 70 or more: the two vCPUs "
+             "on one core complex; 20-40: on two, where the layers that exchange the most "
+             "data lose the most; docs/benchmarks.md).\n")
+    L.append("| dispatch | kind | 1 thread | 2 threads | speed-up |")
+    L.append("|---|---|--:|--:|--:|")
+    for r in layers["rows"]:
+        L.append(f"| `{r['node']}` | {r['name']} | {us(r['one_us'])} | {us(r['two_us'])} | "
+                 f"x{r['speedup']:.2f} |")
+    L.append("")
 
 
 def writeResnetTable(L, peak, resnet, convs):
@@ -712,6 +767,10 @@ def main():
             resnet["blocks"] = blockSpeedup(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
             resnet["blocks"] = {"error": str(e).strip().splitlines()[-1]}
+        try:
+            resnet["layers"] = layerSpeedups(args)
+        except (SystemExit, Exception) as e:  # noqa: BLE001
+            resnet["layers"] = {"error": str(e).strip().splitlines()[-1]}
         try:
             resnet["ort_3x3"] = ortConvs(args)
         except (SystemExit, Exception) as e:  # noqa: BLE001
