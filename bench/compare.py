@@ -4,7 +4,9 @@
 For every model: `kiln compile` (timed), then `kiln bench --json` and bench/ort_bench.js (ONNX
 Runtime through onnxruntime-node) at each thread count, the same input .npy for both,
 interleaved: R rounds (--rounds, default 3) of kiln then ONNX Runtime, and the reported p50 and
-p99 are the medians of the per-round figures; then the peak RSS (/usr/bin/time) of one
+p99 are the medians of the per-round figures (at 2 threads and more, each round also reads the
+cross-core probe before kiln's run, between the two and after ONNX Runtime's, so a round in
+which the host moved the vCPUs between core complexes can be told apart); then the peak RSS (/usr/bin/time) of one
 `kiln run` and of one ONNX Runtime run. Prints a table: p50 of each, the ratio ORT p50 / kiln
 p50 (> 1: kiln is faster), the RSS figures and the artifact size. --json keeps every round.
 
@@ -22,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import two_thread_phases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_MODELS = ["mnist_cnn", "mlp", "two_branch", "mobilenet_v2", "resnet18", "squeezenet1_1"]
@@ -137,9 +141,39 @@ def benchModel(args, name, model, input_npy, reference, case):
     return row
 
 
+# Cross-core read rates (GB/s) from this on: the two vCPUs on one core complex (a shared L3);
+# below it, on two (docs/benchmarks.md: ~70-125 against ~20-40 on the Zen hosts seen so far).
+ONE_COMPLEX_GBPS = 50.0
+
+
+def placementSummary(probes, kiln_rounds, ort_rounds):
+    """`probes`: per round the cross-core rates [before kiln, between, after ONNX Runtime] (None
+    where the probe did not run). Returns how many rounds the host moved the vCPUs in (the rates
+    on both sides of ONE_COMPLEX_GBPS), and the median kiln/ORT p50 over the other rounds, each
+    round's pair timed in one placement (None if there is none)."""
+    moved, ratios = 0, []
+    for rates, kiln, ort in zip(probes, kiln_rounds, ort_rounds):
+        known = [r for r in rates if r is not None]
+        if not known:
+            continue
+        sides = {r >= ONE_COMPLEX_GBPS for r in known}
+        if len(sides) > 1:
+            moved += 1
+        else:
+            ratios.append(kiln["p50_us"] / ort["p50_us"])
+    return {"moved": moved, "rounds": len(probes),
+            "steady_ratio": statistics.median(ratios) if ratios else None,
+            "steady_rounds": len(ratios)}
+
+
 def benchInterleaved(args, artifact, ort, inputs, threads):
     """R rounds of (kiln, ORT) at one thread count. Per runtime: the per-round p50/p99 lists
-    and their medians (*_p50_us, *_p99_us), and the median per-round jitter p99/p50."""
+    and their medians (*_p50_us, *_p99_us), and the median per-round jitter p99/p50. At 2
+    threads and more with the cross-core probe: per round its rates before, between and after
+    the two runs (cross_core_rounds) and placementSummary's figures (placement)."""
+    probe = None
+    if threads >= 2 and args.cross_core_bench:
+        probe = lambda: two_thread_phases.crossCoreRate(args.cross_core_bench)  # noqa: E731
     commands = (
         ("kiln", [args.kiln, "bench", artifact] + inputs +
                  [f"--threads={threads}", f"--seconds={args.seconds}", "--json"] +
@@ -147,8 +181,12 @@ def benchInterleaved(args, artifact, ort, inputs, threads):
         ("ort", ort + [f"--threads={threads}", f"--seconds={args.seconds}", "--json"]))
     rounds = {who: [] for who, _ in commands}
     timing = {}
+    probes = []
     for _ in range(args.rounds):
+        rates = [probe()] if probe else []
         for who, command in commands:
+            if probe and who == "ort":
+                rates.append(probe())
             if who + "_error" in timing:
                 continue
             result = sh(command)
@@ -161,6 +199,12 @@ def benchInterleaved(args, artifact, ort, inputs, threads):
                 figures["unpreempted_jitter"] = stats["unpreempted_jitter"]
                 figures["preempted_share"] = stats["preempted_calls"] / stats["iterations"]
             rounds[who].append(figures)
+        if probe:
+            rates.append(probe())
+            probes.append(rates)
+    if probes and len(rounds["kiln"]) == len(probes) and len(rounds["ort"]) == len(probes):
+        timing["cross_core_rounds"] = probes
+        timing["placement"] = placementSummary(probes, rounds["kiln"], rounds["ort"])
     for who, figures in rounds.items():
         if not figures:
             continue
@@ -273,12 +317,20 @@ def main():
     parser.add_argument("--compile-for-threads", action="store_true",
                         help="bench kiln at N >= 2 threads on an artifact compiled with "
                         "--threads=N (row groups, one run of rows per thread)")
+    parser.add_argument("--cross-core-bench",
+                        help="kiln_cross_core_read_bench, read around every round at 2 threads "
+                        "and more (default: next to --kiln; 'none': not read)")
     parser.add_argument("--json", help="also write the raw figures to this file")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if any model failed to compile, run or match PyTorch")
     args = parser.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.kiln_bench_flags = args.kiln_bench_flags.split()
+    if args.cross_core_bench is None:
+        candidate = os.path.join(os.path.dirname(args.kiln), "kiln_cross_core_read_bench")
+        args.cross_core_bench = candidate if os.access(candidate, os.X_OK) else None
+    elif args.cross_core_bench == "none":
+        args.cross_core_bench = None
     if args.rounds < 1:
         sys.exit("compare: --rounds must be at least 1")
     if not os.access(args.kiln, os.X_OK):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Test of bench/compare.py's reading of a model's case.json (no benchmark runs): the compile
-flags, the tolerance and every input, found beside the model whatever folder the case file
-names; a folder without a case file gives an empty case."""
+"""Test of bench/compare.py without benchmark runs: its reading of a model's case.json (the
+compile flags, the tolerance and every input, found beside the model whatever folder the case
+file names; a folder without a case file gives an empty case), and placementSummary on
+hand-made rounds."""
 import json
 import os
 import sys
@@ -27,7 +28,17 @@ def main():
         if case != want:
             print(f"compare_test: caseOf gave {case}, expected {want}")
             return 1
-    print("compare_test: case.json read as expected")
+    # Rounds: one placement (125 / 100 -> 0.8), moved between the runs (95 then 30 GB/s), no
+    # probe at all (not counted), and two complexes throughout (100 / 200 -> 0.5).
+    kiln = [{"p50_us": 100.0}, {"p50_us": 110.0}, {"p50_us": 90.0}, {"p50_us": 100.0}]
+    ort = [{"p50_us": 125.0}, {"p50_us": 100.0}, {"p50_us": 100.0}, {"p50_us": 200.0}]
+    probes = [[95.0, 96.0, 97.0], [95.0, 30.0, 31.0], [None, None, None], [30.0, None, 29.0]]
+    summary = compare.placementSummary(probes, kiln, ort)
+    want = {"moved": 1, "rounds": 4, "steady_ratio": 0.65, "steady_rounds": 2}
+    if summary != want:
+        print(f"compare_test: placementSummary gave {summary}, expected {want}")
+        return 1
+    print("compare_test: case.json read and placements summarised as expected")
     return 0
 
 

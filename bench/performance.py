@@ -485,6 +485,7 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
         L.append(f"- note: {note}")
     if notes:
         L.append("")
+    writePlacement(L, rows)
     r18 = rows.get("resnet18", {})
     t1, t2 = r18.get("threads", {}).get("1", {}), r18.get("threads", {}).get("2", {})
     L.append("## ResNet-18: threads and compile time\n")
@@ -578,6 +579,32 @@ def writeMarkdown(args, m, peak, compare, compare_text, resnet, convs, jitter, s
     L.append("```\n" + compare_text.strip() + "\n```")
     with open(args.output, "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+def writePlacement(L, rows):
+    """Where the host ran the two vCPUs in each model's 2-thread rounds (compare.py's probe)."""
+    parts = []
+    for name in MODELS:
+        t2 = rows.get(name, {}).get("threads", {}).get("2", {})
+        placement, probes = t2.get("placement"), t2.get("cross_core_rounds")
+        if not placement or not probes:
+            continue
+        rates = "; ".join("/".join("-" if x is None else f"{x:.0f}" for x in r) for r in probes)
+        steady = (f"kiln/ORT over the other {placement['steady_rounds']}: "
+                  f"{placement['steady_ratio']:.2f}" if placement["steady_ratio"] is not None
+                  else "no round in one placement")
+        parts.append(f"- {name}: {rates} GB/s; the host moved the vCPUs in "
+                     f"{placement['moved']} of {placement['rounds']} rounds, {steady}")
+    if not parts:
+        return
+    L.append("Where the host ran the two vCPUs during each 2-thread round "
+             "(`build/bin/kiln_cross_core_read_bench`, 800 KB, before kiln's run / between / "
+             "after ONNX Runtime's: 50 GB/s and more is one core complex, less is two, where "
+             "both runtimes are slower; a round whose rates fall on both sides timed the two "
+             "runtimes in different placements, so the ratio is also given over the rounds "
+             "that did not):\n")
+    L.extend(parts)
+    L.append("")
 
 
 def writeLayerSpeedups(L, resnet):
