@@ -141,22 +141,17 @@ def benchModel(args, name, model, input_npy, reference, case):
     return row
 
 
-# Cross-core read rates (GB/s) from this on: the two vCPUs on one core complex (a shared L3);
-# below it, on two (docs/benchmarks.md: ~70-125 against ~20-40 on the Zen hosts seen so far).
-ONE_COMPLEX_GBPS = 50.0
-
-
 def placementSummary(probes, kiln_rounds, ort_rounds):
     """`probes`: per round the cross-core rates [before kiln, between, after ONNX Runtime] (None
     where the probe did not run). Returns how many rounds the host moved the vCPUs in (the rates
-    on both sides of ONE_COMPLEX_GBPS), and the median kiln/ORT p50 over the other rounds, each
+    on both sides of two_thread_phases.ONE_COMPLEX_GBPS), and the median kiln/ORT p50 over the other rounds, each
     round's pair timed in one placement (None if there is none)."""
     moved, ratios = 0, []
     for rates, kiln, ort in zip(probes, kiln_rounds, ort_rounds):
         known = [r for r in rates if r is not None]
         if not known:
             continue
-        sides = {r >= ONE_COMPLEX_GBPS for r in known}
+        sides = {r >= two_thread_phases.ONE_COMPLEX_GBPS for r in known}
         if len(sides) > 1:
             moved += 1
         else:

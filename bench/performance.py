@@ -599,7 +599,8 @@ def writePlacement(L, rows):
         return
     L.append("Where the host ran the two vCPUs during each 2-thread round "
              "(`build/bin/kiln_cross_core_read_bench`, 800 KB, before kiln's run / between / "
-             "after ONNX Runtime's: 50 GB/s and more is one core complex, less is two, where "
+             f"after ONNX Runtime's: {two_thread_phases.ONE_COMPLEX_GBPS:g} GB/s and more is one "
+             "core complex, less is two, where "
              "both runtimes are slower; a round whose rates fall on both sides timed the two "
              "runtimes in different placements, so the ratio is also given over the rounds "
              "that did not):\n")

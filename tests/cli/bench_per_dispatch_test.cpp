@@ -427,7 +427,7 @@ TEST_F(KilnBenchPerDispatch, CompareMatchesDispatchesAcrossFusions) {
   CliResult r = compare("digits.kiln", "unfused.kiln", {});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("  (traced calls: every dispatch timed)\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("dispatches matched by their first node):\n"
+  EXPECT_NE(r.out.find("dispatches matched by their first node and op):\n"
                        "    A #   B #       A us       B us    B / A  dispatch\n"),
             std::string::npos) << r.out;
   // (A #, B #, the name column) per row, in order.
@@ -460,7 +460,7 @@ TEST_F(KilnBenchPerDispatch, CompareJsonListsEveryDispatchOfBoth) {
   CliResult r = compare("digits.kiln", "unfused.kiln", {"--json", "--threads=2"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const std::string& j = r.out;
-  for (const char* key : {"\"per_dispatch\":true", "\"dispatches_matched_by\":\"first_node\"",
+  for (const char* key : {"\"per_dispatch\":true", "\"dispatches_matched_by\":\"first_node_and_op\"",
                           "\"dispatches\":[{\"a\":0,\"a_median_us\":",
                           "\"b_name\":\"Conv\"", "\"outputs_agree\":true"})
     EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;

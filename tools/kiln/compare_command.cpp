@@ -119,7 +119,7 @@ std::vector<DispatchComparison> compareDispatches(const Side& a, const Side& b,
 void printDispatchesText(const std::vector<DispatchComparison>& rows, bool byPosition) {
   std::printf("  per dispatch (median of the block medians; B / A by pairs of blocks; dispatches "
               "matched by %s):\n",
-              byPosition ? "position (no node names)" : "their first node");
+              byPosition ? "position (no node names)" : "their first node and op");
   std::printf("  %5s %5s %10s %10s %8s  %s\n", "A #", "B #", "A us", "B us", "B / A", "dispatch");
   double sumA = 0, sumB = 0;
   size_t countA = 0, countB = 0;
@@ -151,7 +151,7 @@ void printDispatchesText(const std::vector<DispatchComparison>& rows, bool byPos
 
 void writeDispatchesJson(JsonWriter& j, const std::vector<DispatchComparison>& rows,
                          bool byPosition) {
-  j.field("dispatches_matched_by", byPosition ? "position" : "first_node");
+  j.field("dispatches_matched_by", byPosition ? "position" : "first_node_and_op");
   j.key("dispatches");
   j.beginArray();
   for (const DispatchComparison& row : rows) {
@@ -327,14 +327,15 @@ const Command& compareCommand() {
       "reads per dispatch, a stage's dispatches one after another, so the whole calls are a\n"
       "little slower) and prints them side by side: per dispatch the median of its block\n"
       "medians in A and in B and the median of B / A over the pairs of blocks. Dispatches are\n"
-      "matched by the first model node each runs, so that artifacts that fused differently\n"
-      "still line up; one that starts at no node of the other is listed alone. Without node\n"
-      "names (--strip) they are matched by position, which needs as many in each.\n"
+      "matched by the first model node each runs and the first op of their names, so that\n"
+      "artifacts that fused differently still line up (\"Conv+Relu\" with \"Conv\"); one that\n"
+      "starts at no such node and op of the other is listed alone. Without node names\n"
+      "(--strip) they are matched by position, which needs as many in each.\n"
       "\n"
       "--json prints one JSON object: a_p50_us, b_p50_us, ratio_p25, ratio_p50, ratio_p75,\n"
       "pairs, a_calls, b_calls, threads, threads_b, outputs_agree; with --per-dispatch also\n"
       "dispatches (a, b, a_median_us, b_median_us, ratio_p25/p50/p75, name, b_name, node)\n"
-      "and dispatches_matched_by.",
+      "and dispatches_matched_by (first_node_and_op or position).",
       {{"function", FlagKind::Value, "NAME", "entry function to call (default: the first)"},
        {"input", FlagKind::Repeated, "TENSOR", "an input, in order (repeat per input)"},
        {"threads", FlagKind::Value, "N", "worker threads of each (default 1: the calling thread)"},

@@ -11,6 +11,11 @@ std::string firstNodeName(const std::string& nodes) {
   return end == std::string::npos ? nodes : nodes.substr(0, end);
 }
 
+std::string matchKey(const DispatchInfo& info) {
+  const std::string firstOp = info.name.substr(0, info.name.find('+'));
+  return firstNodeName(info.node) + " " + firstOp;
+}
+
 DispatchPairing pairDispatches(const std::vector<DispatchInfo>& a,
                                const std::vector<DispatchInfo>& b) {
   DispatchPairing result;
@@ -28,13 +33,13 @@ DispatchPairing pairDispatches(const std::vector<DispatchInfo>& a,
     for (uint32_t i = 0; i < a.size(); ++i) result.pairs.push_back({i, i});
     return result;
   }
-  // Each of A's dispatches takes the first of B's not yet taken that starts at its first node.
+  // Each of A's dispatches takes the first of B's not yet taken with its key.
   std::multimap<std::string, uint32_t> bByNode;
-  for (uint32_t k = 0; k < b.size(); ++k) bByNode.emplace(firstNodeName(b[k].node), k);
+  for (uint32_t k = 0; k < b.size(); ++k) bByNode.emplace(matchKey(b[k]), k);
   std::vector<std::optional<uint32_t>> match(a.size());
   std::vector<bool> taken(b.size(), false);
   for (uint32_t i = 0; i < a.size(); ++i) {
-    auto [first, last] = bByNode.equal_range(firstNodeName(a[i].node));
+    auto [first, last] = bByNode.equal_range(matchKey(a[i]));
     for (auto it = first; it != last; ++it)
       if (!taken[it->second]) {
         match[i] = it->second;

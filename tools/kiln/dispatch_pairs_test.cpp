@@ -1,4 +1,5 @@
-// Matching two artifacts' dispatches by the first node each runs (dispatch_pairs.h).
+// Matching two artifacts' dispatches by the first node each runs and the first op of its
+// name (dispatch_pairs.h).
 #include "dispatch_pairs.h"
 
 #include <gtest/gtest.h>
@@ -6,9 +7,10 @@
 namespace kiln::cli {
 namespace {
 
-DispatchInfo named(const std::string& nodes) {
+DispatchInfo named(const std::string& nodes, const std::string& name = "Op") {
   DispatchInfo info;
   info.node = nodes;
+  info.name = name;
   return info;
 }
 
@@ -32,10 +34,12 @@ TEST(DispatchPairs, FirstNodeName) {
 // B fused A's expand and depthwise convolutions (one dispatch starting at the expand): the
 // depthwise one is A's alone; the rest match by their first node.
 TEST(DispatchPairs, MatchesByFirstNodeAcrossFusions) {
-  std::vector<DispatchInfo> a = {named("stem (Conv), clip (Clip)"), named("expand (Conv)"),
-                                 named("dw (Conv)"), named("project (Conv)")};
-  std::vector<DispatchInfo> b = {named("stem (Conv), clip (Clip)"),
-                                 named("expand (Conv), dw (Conv)"), named("project (Conv)")};
+  std::vector<DispatchInfo> a = {named("stem (Conv), clip (Clip)", "Conv+Clip"),
+                                 named("expand (Conv)", "Conv"), named("dw (Conv)", "Conv"),
+                                 named("project (Conv)", "Conv")};
+  std::vector<DispatchInfo> b = {named("stem (Conv), clip (Clip)", "Conv+Clip"),
+                                 named("expand (Conv), dw (Conv)", "Conv+Conv"),
+                                 named("project (Conv)", "Conv")};
   DispatchPairing p = pairDispatches(a, b);
   EXPECT_TRUE(p.error.empty());
   EXPECT_FALSE(p.byPosition);
@@ -50,6 +54,19 @@ TEST(DispatchPairs, UnmatchedAtTheEndsAndRepeatedNames) {
                                  named("post (Softmax)")};
   // B's two dispatches starting at y: the first pairs with A's, the second is B's alone.
   EXPECT_EQ(text(pairDispatches(a, b)), "a0- -b0 a1b1 -b2 -b3");
+}
+
+// A TFLite operator imported as several IR ops names the same node in each of their
+// dispatches ("operator #0"): the first op of the dispatch name tells them apart, so A's fused
+// Conv+Relu pairs with B's Conv, not with B's Transpose that comes first.
+TEST(DispatchPairs, OneNodeSeveralDispatches) {
+  EXPECT_EQ(matchKey(named("operator #0 (CONV_2D), operator #0 (CONV_2D)", "Conv+Relu")),
+            "operator #0 Conv");
+  std::vector<DispatchInfo> a = {named("operator #0 (CONV_2D)", "Conv+Relu")};
+  std::vector<DispatchInfo> b = {named("operator #0 (CONV_2D)", "Transpose"),
+                                 named("operator #0 (CONV_2D)", "Conv"),
+                                 named("operator #0 (CONV_2D)", "Relu")};
+  EXPECT_EQ(text(pairDispatches(a, b)), "-b0 a0b1 -b2");
 }
 
 TEST(DispatchPairs, StrippedArtifactsPairByPosition) {
