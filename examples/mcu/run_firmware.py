@@ -218,8 +218,9 @@ def run_model(args):
     build_runtime_library(board, args.runtime_source, runtime)
 
     # 1. The model as a static library for this board.
+    kiln_flags = board["kiln"] + (["--optimize=size"] if args.optimize_size else [])
     compile_cmd = [args.kiln, "compile", args.model, "-o", base, "--output-format=static-lib",
-                   "--name=" + name] + board["kiln"]
+                   "--name=" + name] + kiln_flags
     weights = []
     if args.external_weights:
         weights = [base + "_weights.o"]
@@ -292,7 +293,7 @@ def run_model(args):
     result_json = dict(
         board=args.board, board_desc=board["desc"], model=name, macs=macs,
         instructions=instructions, macs_per_instruction=round(macs / instructions, 4),
-        flags=" ".join(board["kiln"]),
+        flags=" ".join(kiln_flags),
         stack_used=int(stack.group(1)), load_stack_used=max(int(runtime_stack.group(1)),
                                                             int(runtime_stack.group(2))),
         call_stack_used=int(runtime_stack.group(3)), runtime_code=runtime_code,
@@ -376,6 +377,8 @@ def main():
     p.add_argument("--expected", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--external-weights", action="store_true")
+    p.add_argument("--optimize-size", action="store_true",
+                   help="compile with --optimize=size (the plain int8 loops: less flash)")
     p.add_argument("--exact", action="store_true", help="outputs must match byte for byte")
     p.add_argument("--macs", type=int, help="MACs per inference (default: counted from ONNX)")
     p.add_argument("--timeout", type=int, default=240)

@@ -127,6 +127,7 @@ CompiledModel compileModel(const CompileOptions& options) {
   // (lowerDispatches: each dispatch -> a KernelDesc; then one LLVM module, linked by lld)
   codegen::CodegenOptions codegenOptions;
   codegenOptions.libraryName = staticLibraryName(options);
+  codegenOptions.smallestCode = options.optimizeForSize;
   std::vector<codegen::KernelDesc> kernelDescs = codegen::lowerDispatches(dispatchGraph);
   // Weights in the order of the kernel that reads them (panels, Winograd transforms).
   codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);

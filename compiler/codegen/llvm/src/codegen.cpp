@@ -34,10 +34,14 @@ namespace {
 // f32 lanes of the vector registers the tiled kernels use; 0 on microcontrollers.
 unsigned vectorLanes(const TargetConfig& target) { return vectorUnitOf(target).lanes; }
 
-// The int8 dot-product instructions of the target (emit_quantized_dot.cpp); none on
-// microcontrollers, which keep the plain loops byte for byte.
+// The int8 dot-product instructions of the target (emit_quantized_dot.cpp). On
+// microcontrollers only the Arm DSP extension's (Cortex-M4/M7/M33): the others keep the plain
+// loops.
 EmitTarget::Int8Dot int8DotFor(const TargetConfig& target) {
-  if (target.microcontroller) return EmitTarget::Int8Dot::None;
+  if (target.microcontroller)
+    return target.arch == TargetArch::Arm32 && targetHasFeature(target, "dsp")
+               ? EmitTarget::Int8Dot::ArmDsp
+               : EmitTarget::Int8Dot::None;
   if (target.arch == TargetArch::AArch64)
     return targetHasFeature(target, "dotprod") ? EmitTarget::Int8Dot::Sdot : EmitTarget::Int8Dot::None;
   if (target.arch != TargetArch::X86_64 || !targetHasFeature(target, "avx2")) return EmitTarget::Int8Dot::None;
@@ -175,7 +179,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.vectorRegisters = vectorUnitOf(target).registers;
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
-  emitTarget.int8Dot = int8DotFor(target);
+  emitTarget.int8Dot = options.smallestCode && target.microcontroller ? EmitTarget::Int8Dot::None
+                                                                      : int8DotFor(target);
   emitTarget.maskedStores = target.arch == TargetArch::X86_64 && !target.microcontroller &&
                             targetHasFeature(target, "avx512f") &&
                             targetHasFeature(target, "avx512vl");

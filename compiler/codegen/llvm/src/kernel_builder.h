@@ -30,8 +30,10 @@ struct EmitTarget {
   bool optimizeForSize = false;
   std::string cpu, features;
   // The int8 dot-product instructions the quantized conv/FC kernels use
-  // (emit_quantized_dot.cpp); None keeps the plain loops (microcontrollers, RISC-V, ...).
-  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot };
+  // (emit_quantized_dot.cpp); None keeps the plain loops (RISC-V, Cortex-M without the DSP
+  // extension, ...). ArmDsp: the Armv7E-M / Armv8-M DSP extension's SXTB16 and SMLAD (two
+  // 16-bit products summed into an i32 per instruction) on Cortex-M4/M7/M33.
+  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot, ArmDsp };
   Int8Dot int8Dot = Int8Dot::None;
 };
 
