@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "test_support.h"
@@ -154,6 +155,84 @@ INSTANTIATE_TEST_SUITE_P(Targets, McuObject,
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// Int8 convolution (1x1 and depthwise 3x3) and fully connected kernels as a TFLite model's
+// lowering gives them (NHWC, per-channel rescale, the zero-point correction of constant
+// weights).
+std::vector<KernelDesc> int8Kernels() {
+  auto quantized = [](QuantOp op, std::vector<BufferDesc> inputs, BufferDesc output) {
+    KernelDesc d;
+    d.kind = KernelKind::Quantized;
+    d.quant.op = op;
+    d.inputs = std::move(inputs);
+    d.output = std::move(output);
+    const int64_t channels = d.output.shape.back();
+    d.quant.inputZeroPoint = -7;
+    d.quant.outputZeroPoint = 4;
+    d.quant.actMin = -128;
+    d.quant.actMax = 127;
+    for (int64_t c = 0; c < channels; ++c) {
+      d.quant.multipliers.push_back(int32_t(1 << 30) + int32_t(c) * 4099);
+      d.quant.shifts.push_back(-7);
+      d.quant.zeroPointCorrection.push_back(int32_t(c) * 13 - 50);
+    }
+    return d;
+  };
+  KernelDesc pointwise =
+      quantized(QuantOp::Conv, {{ElemType::I8, {1, 4, 4, 16}}, {ElemType::I8, {8, 1, 1, 16}},
+                                {ElemType::I32, {8}}},
+                {ElemType::I8, {1, 4, 4, 8}});
+  pointwise.kernelShape = {1, 1};
+  KernelDesc depthwise =
+      quantized(QuantOp::DepthwiseConv,
+                {{ElemType::I8, {1, 6, 6, 8}}, {ElemType::I8, {1, 3, 3, 8}}, {ElemType::I32, {8}}},
+                {ElemType::I8, {1, 6, 6, 8}});
+  depthwise.kernelShape = {3, 3};
+  depthwise.pads = {1, 1, 1, 1};
+  depthwise.groups = 8;
+  KernelDesc fc = quantized(QuantOp::FullyConnected,
+                            {{ElemType::I8, {1, 32}}, {ElemType::I8, {10, 32}}, {ElemType::I32, {10}}},
+                            {ElemType::I8, {1, 10}});
+  return {pointwise, depthwise, fc};
+}
+
+// Mnemonics in the disassembly of `result`'s object.
+std::set<std::string> mnemonics(const CodegenResult& result, const TargetConfig& target) {
+  testing::TempFile file(result.bytes, ".o");
+  std::string disassembly = testing::runTool(
+      "llvm-objdump", "-d --no-show-raw-insn --mcpu=" + target.cpu + " " + file.path());
+  std::regex instruction(R"(^\s+[0-9a-f]+:\s+([a-z][a-z0-9.]*))");
+  std::set<std::string> found;
+  std::istringstream listing(disassembly);
+  for (std::string line; std::getline(listing, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, instruction)) found.insert(m[1].str());
+  }
+  return found;
+}
+
+// Cortex-M4/M7/M33 have the DSP extension: the int8 kernels multiply pairs of i16 (SXTB16,
+// SMLAD for sums of products, SMLABB/SMLATT per channel); --optimize=size keeps the plain
+// loops; RISC-V has neither.
+TEST(McuInt8, DspExtensionKernels) {
+  for (const char* name : {"cortex-m33", "cortex-m4", "cortex-m7"}) {
+    TargetRequest request;
+    request.name = name;
+    TargetConfig target = resolveTarget(request);
+    std::set<std::string> fast = mnemonics(generateKernels(int8Kernels(), target), target);
+    for (const char* m : {"sxtb16", "smlad", "smlabb", "smlatt"})
+      EXPECT_TRUE(fast.count(m)) << name << ": no " << m;
+    CodegenOptions small;
+    small.smallestCode = true;
+    std::set<std::string> plain = mnemonics(generateKernels(int8Kernels(), target, small), target);
+    for (const char* m : {"sxtb16", "smlad", "smlatt"})
+      EXPECT_FALSE(plain.count(m)) << name << " with smallestCode: " << m;
+  }
+  TargetRequest request;
+  request.name = "rv32imac";
+  TargetConfig riscv = resolveTarget(request);
+  EXPECT_FALSE(generateKernels(int8Kernels(), riscv).bytes.empty());
+}
 
 }  // namespace
 }  // namespace kiln::codegen

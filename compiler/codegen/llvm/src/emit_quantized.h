@@ -29,7 +29,8 @@ struct QRescaleRange {
 };
 QRescaleRange qRescaleRange(const QuantDesc& q);  // from q.multipliers and q.shifts
 // qMultiply lane by lane on <n x i32> x, m and shift (the vectorised kernels' rescale), for
-// m and shift within `range`.
+// m and shift within `range` (also on i32 scalars; on targets without vector registers a
+// vector is rescaled one lane at a time).
 llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift,
                             QRescaleRange range = {});
 // gemmlowp SaturatingRoundingMultiplyByPOT with a constant exponent.
@@ -105,6 +106,10 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb);
 // with vector registers; emit_quantized_depthwise.cpp.
 bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb);
 uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb);
+// The same on the Arm DSP extension (Cortex-M4/M7/M33: four channels in a 32-bit register,
+// SXTB16 and SMLABB/SMLATT); emit_quantized_depthwise_dsp.cpp.
+bool quantizedDepthwiseDspApplies(KernelBuilder& kb);
+uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb);
 // Conv (group 1, int8) with too few input channels for those: vectorised over the output
 // channels, per pixel, on the same targets; emit_quantized_conv_pixel.cpp.
 bool quantizedConvByPixelApplies(KernelBuilder& kb);

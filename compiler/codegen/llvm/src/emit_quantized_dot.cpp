@@ -226,6 +226,16 @@ std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, in
   return channels;
 }
 
+// Where every block holds kBlock consecutive channels (no repeated last one), channel j's
+// weights as the first channel's plus j * perChannel bytes: one pointer and constant offsets
+// for all of them (on the DSP extension four pointers left too few of its 13 general
+// registers for the accumulators).
+void sharedWeightsBase(KernelBuilder& kb, Block& block, int64_t channels, int64_t perChannel) {
+  if (channels % kBlock != 0) return;
+  for (int64_t j = 1; j < kBlock; ++j)
+    block.wBase[size_t(j)] = kb.b().CreateAdd(block.wBase[0], kb.index(j * perChannel));
+}
+
 // Stack slots for the accumulators of the largest block (promoted to registers).
 struct Slots {
   std::vector<llvm::Value*> vacc, sacc;
@@ -419,6 +429,7 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
         block.wBase.push_back(ir.CreateMul(
             ir.CreateAdd(ir.CreateMul(oc, kb.index(g.KH * g.KW)), tap), kb.index(g.C)));
       }
+      sharedWeightsBase(kb, block, g.OC, g.KH * g.KW * g.C);
     };
 
     // One output pixel, any position: taps outside the image are skipped (z * w added).
@@ -499,6 +510,16 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
       });
     };
 
+    // Every window inside the image (no padding: 1x1 convolutions, valid windows): only the
+    // interior path, which also saves its code.
+    const bool allInterior = g.pt == 0 && g.pl == 0 &&
+                             (g.OH - 1) * g.sh + (g.KH - 1) * g.dh < g.H &&
+                             (g.OW - 1) * g.sw + (g.KW - 1) * g.dw < g.W;
+    if (allInterior && g.OW % pairPixels == 0) {
+      kb.forRange(0, g.OW / pairPixels,
+                  [&](llvm::Value* group) { interiorPixels(ir.CreateMul(group, kb.index(pairPixels))); });
+      return;
+    }
     // Interior rows and columns: ih and iw of every tap inside the image.
     llvm::Value* rowInterior =
         ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
@@ -543,6 +564,7 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
     llvm::Value* blockIndex = ir.CreateURem(item, kb.index(blocks));
     Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), N, 1);
     for (llvm::Value* n : block.channel) block.wBase.push_back(ir.CreateMul(n, kb.index(K)));
+    sharedWeightsBase(kb, block, N, K);
     // -z * sum(w): the same accumulators, run once over the weights with x = z.
     if (ownSums) scalarSpan(kb, block, {}, 0, K, unit.offset(), -z);
     dotSpan(kb, unit, block, {ir.CreateMul(b, kb.index(K))}, K);

@@ -74,8 +74,25 @@ QRescaleRange qRescaleRange(const QuantDesc& q) {
 llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift,
                             QRescaleRange range) {
   llvm::IRBuilder<>& ir = kb.b();
-  auto* v32 = llvm::cast<llvm::FixedVectorType>(x->getType());
-  auto* v64 = llvm::FixedVectorType::get(ir.getInt64Ty(), v32->getNumElements());
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (vector && kb.target().vectorLanes == 0) {
+    // No vector registers (the Arm DSP extension's kernels): lane by lane on i32, where the
+    // i64 product of two sign-extended i32 stays one SMULL / SMLAL (legalised as a vector of
+    // i64 it became a full 64-bit multiply).
+    llvm::Value* result = llvm::PoisonValue::get(vector);
+    for (uint64_t i = 0; i < vector->getNumElements(); ++i) {
+      llvm::Value* lane = qMultiplyLanes(kb, ir.CreateExtractElement(x, i),
+                                         ir.CreateExtractElement(m, i),
+                                         ir.CreateExtractElement(shift, i), range);
+      result = ir.CreateInsertElement(result, lane, i);
+    }
+    return result;
+  }
+  // <n x i32> (or one i32, above) and the i64 of the same shape.
+  llvm::Type* v32 = x->getType();
+  llvm::Type* v64 = vector ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(
+                                 ir.getInt64Ty(), vector->getNumElements()))
+                           : ir.getInt64Ty();
   auto c32 = [&](int64_t value) { return llvm::ConstantInt::get(v32, uint64_t(value)); };
   auto c64 = [&](int64_t value) { return llvm::ConstantInt::get(v64, uint64_t(value)); };
   llvm::Value* zero = c32(0);

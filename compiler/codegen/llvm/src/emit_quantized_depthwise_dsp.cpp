@@ -1,0 +1,170 @@
+// Int8 depthwise convolutions (depth multiplier 1, NHWC) on the Arm DSP extension of
+// Cortex-M4/M7/M33 (EmitTarget::Int8Dot::ArmDsp), which has no vector registers but packs two
+// i16 into a 32-bit register. Four channels at a time: one 32-bit load of x and one of w per
+// tap, SXTB16 (of the word, and of the word rotated by 8) sign-extends channels 0, 2 and 1, 3
+// into pairs of i16, and SMLABB / SMLATT multiply-accumulate each pair's bottom and top halves
+// into the four channels' i32 accumulators: 4 products in 10 instructions, where the plain
+// loops of emit_quantized_conv.cpp take about 9 per product. Every product and sum is the same
+// i32 as in those loops (wrapping i32 addition is associative), so the bytes are identical.
+//
+// A work item is one output row; per block of 4 channels the start values (correction and
+// bias), multipliers and shifts are read once for the row, then every output pixel runs its
+// taps in rolled loops (small code: a microcontroller's flash) and is rescaled on <4 x i32>.
+// The accumulators start at the lowering's correction -zx * sum(w), so a tap outside the image
+// counts as x = zx (TFLite skips it: (zx - zx) * w = 0); pixels whose taps all lie inside the
+// image take a loop without the border test.
+#include <llvm/IR/IntrinsicsARM.h>
+
+#include "emit_quantized.h"
+#include "emitters.h"
+
+namespace kiln::codegen::detail {
+namespace {
+
+constexpr int64_t kChannels = 4;  // channels per block: the bytes of one 32-bit register
+// The work of one output's rescale for the workgroup policy, in multiply-accumulates.
+constexpr int64_t kRescaleWork = 16;
+
+}  // namespace
+
+bool quantizedDepthwiseDspApplies(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  if (kb.target().int8Dot != EmitTarget::Int8Dot::ArmDsp) return false;
+  if (q.op != QuantOp::DepthwiseConv) return false;
+  if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8 ||
+      d.output.type != ElemType::I8)
+    return false;
+  if (d.inputs.size() == 3 && d.inputs[2].type != ElemType::I32) return false;
+  // Outside taps count as zx: the accumulators must start at the correction (or zx be 0).
+  if (q.zeroPointCorrection.empty() && q.inputZeroPoint != 0) return false;
+  const QWindowShape g = qConvShape(d);
+  return g.OC == g.C && g.C % kChannels == 0;
+}
+
+uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb) {
+  const KernelDesc& d = kb.desc();
+  const QuantDesc& q = d.quant;
+  llvm::IRBuilder<>& ir = kb.b();
+  const QWindowShape g = qConvShape(d);
+  llvm::Type* i32 = ir.getInt32Ty();
+  auto* v32 = llvm::FixedVectorType::get(i32, unsigned(kChannels));
+  auto* v8 = llvm::FixedVectorType::get(ir.getInt8Ty(), unsigned(kChannels));
+  auto splat = [&](int32_t value) { return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value))); };
+  // The 4 bytes of a binding from `index` as one i32 (Cortex-M4/M7/M33 load words from any
+  // address).
+  auto loadWord = [&](unsigned binding, llvm::Value* index) {
+    llvm::Value* address = ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(binding), index);
+    return ir.CreateAlignedLoad(i32, address, llvm::Align(1));
+  };
+  // 4 consecutive entries of an i32 table (or binding) from `index`.
+  auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
+    return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
+  };
+  // Channels 0, 2 and channels 1, 3 of a word as pairs of i16.
+  auto pairs = [&](llvm::Value* word) -> std::pair<llvm::Value*, llvm::Value*> {
+    llvm::Value* rotated = ir.CreateIntrinsic(llvm::Intrinsic::fshr, {i32}, {word, word, ir.getInt32(8)});
+    return {ir.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {word}),
+            ir.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {rotated})};
+  };
+
+  const QRescale rescale = qMakeRescale(kb);
+  const QRescaleRange range = qRescaleRange(q);
+  llvm::Value* corrections =
+      q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  // x = zx in all four bytes: what a tap outside the image reads.
+  const uint32_t zxByte = uint8_t(int8_t(q.inputZeroPoint));
+  llvm::Value* zxWord = ir.getInt32(zxByte * 0x01010101u);
+  std::vector<llvm::Value*> acc;
+  for (int64_t j = 0; j < kChannels; ++j) acc.push_back(kb.local(i32, "acc"));
+
+  const int64_t rows = g.N * g.OH;
+  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
+    const QOutputRow start = qOutputRow(kb, g, row);
+    llvm::Value *xBatch = start.xBatch, *ihStart = start.ihStart;
+    llvm::Value* rowInterior =
+        ir.CreateAnd(ir.CreateICmpSGE(ihStart, kb.index(0)),
+                     ir.CreateICmpSLT(ihStart, kb.index(g.H - (g.KH - 1) * g.dh)));
+    kb.forRange(0, g.C / kChannels, [&](llvm::Value* block) {
+      llvm::Value* first = ir.CreateMul(block, kb.index(kChannels));
+      // The accumulators' start: the correction and the bias (i32 addition commutes).
+      llvm::Value* startValues = corrections ? loadWords(corrections, first) : splat(0);
+      if (d.inputs.size() == 3)
+        startValues = ir.CreateAdd(startValues, loadWords(kb.bindingPointer(2), first));
+      llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
+                                           : splat(q.multipliers[0]);
+      llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
+
+      kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+        llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+        for (int64_t j = 0; j < kChannels; ++j)
+          ir.CreateStore(ir.CreateExtractElement(startValues, uint64_t(j)), acc[size_t(j)]);
+        // Every tap; `border`: some may lie outside the image (then x = zx).
+        auto taps = [&](bool border) {
+          kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+            llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+            llvm::Value* rowInside = border ? qInside(kb, ih, g.H) : nullptr;
+            kb.forRange(0, g.KW, [&](llvm::Value* kw) {
+              llvm::Value* iw = ir.CreateAdd(iwStart, ir.CreateMul(kw, kb.index(g.dw)));
+              llvm::Value* at = ir.CreateAdd(
+                  xBatch,
+                  ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
+                                            kb.index(g.C)),
+                               first));
+              llvm::Value* x;
+              if (border) {
+                llvm::Value* inside = ir.CreateAnd(rowInside, qInside(kb, iw, g.W));
+                // Outside: read the block's channels of pixel 0 (always there), use zx.
+                x = loadWord(0, ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)));
+                x = ir.CreateSelect(inside, x, zxWord);
+              } else {
+                x = loadWord(0, at);
+              }
+              llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
+              llvm::Value* w = loadWord(1, ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first));
+              const auto [x02, x13] = pairs(x);
+              const auto [w02, w13] = pairs(w);
+              // Channel 0: bottom halves of (0, 2); channel 2: top halves; 1 and 3 likewise.
+              const struct {
+                llvm::Intrinsic::ID op;
+                llvm::Value *x, *w;
+              } products[kChannels] = {{llvm::Intrinsic::arm_smlabb, x02, w02},
+                                       {llvm::Intrinsic::arm_smlabb, x13, w13},
+                                       {llvm::Intrinsic::arm_smlatt, x02, w02},
+                                       {llvm::Intrinsic::arm_smlatt, x13, w13}};
+              for (int64_t j = 0; j < kChannels; ++j) {
+                llvm::Value* slot = acc[size_t(j)];
+                ir.CreateStore(ir.CreateIntrinsic(products[j].op, {},
+                                                  {products[j].x, products[j].w,
+                                                   ir.CreateLoad(i32, slot)}),
+                               slot);
+              }
+            });
+          });
+        };
+        llvm::Value* columnsInside =
+            ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
+                         ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw)));
+        llvm::Value* interior = ir.CreateAnd(rowInterior, columnsInside);
+        kb.ifThen(interior, [&] { taps(false); });
+        kb.ifThen(ir.CreateNot(interior), [&] { taps(true); });
+
+        llvm::Value* sums = llvm::PoisonValue::get(v32);
+        for (int64_t j = 0; j < kChannels; ++j)
+          sums = ir.CreateInsertElement(sums, ir.CreateLoad(i32, acc[size_t(j)]), uint64_t(j));
+        llvm::Value* y =
+            ir.CreateAdd(qMultiplyLanes(kb, sums, m, s, range), splat(q.outputZeroPoint));
+        y = qClampLanes(kb, y, q.actMin, q.actMax);
+        llvm::Value* out = ir.CreateAdd(
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)), first);
+        ir.CreateAlignedStore(ir.CreateTrunc(y, v8),
+                              ir.CreateInBoundsGEP(ir.getInt8Ty(),
+                                                   kb.bindingPointer(kb.outputBinding()), out),
+                              llvm::Align(1));
+      });
+    });
+  });
+  return workgroupsFor(rows, g.OW * g.C * (g.KH * g.KW + kRescaleWork));
+}
+
+}  // namespace kiln::codegen::detail
