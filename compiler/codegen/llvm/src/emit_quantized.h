@@ -49,6 +49,10 @@ llvm::Value* qRoundToInt(KernelBuilder& kb, llvm::Value* x);
 // A constant i32 table in the module (internal) and a load of entry `index` (index type).
 llvm::Value* qTable(KernelBuilder& kb, const std::vector<int32_t>& values, const char* name);
 llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index);
+// The per-channel shifts (-31 ... 30) as a table of bytes, and the i32 shift of entry `index`
+// (lanes 0), or <lanes x i32> of the entries from `index`.
+llvm::Value* qShiftTable(KernelBuilder& kb, const std::vector<int32_t>& shifts);
+llvm::Value* qShiftLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index, unsigned lanes = 0);
 
 // Sign-extends an integer element to i32 (i8/i16/i32 loads).
 llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v);
@@ -76,7 +80,8 @@ QOutputRow qOutputRow(KernelBuilder& kb, const QWindowShape& g, llvm::Value* row
 QWindowShape qPoolShape(const KernelDesc& d);
 
 // ---- conv / fully connected output (emit_quantized_conv.cpp) --------------------------------
-// The per-channel multipliers and shifts as tables (nullptr: one constant for every channel).
+// The per-channel multipliers (i32) and shifts (bytes: qShiftLoad) as tables (nullptr: one
+// constant for every channel).
 struct QRescale {
   llvm::Value* multipliers = nullptr;
   llvm::Value* shifts = nullptr;

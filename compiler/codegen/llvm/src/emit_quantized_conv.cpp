@@ -62,7 +62,7 @@ QRescale qMakeRescale(KernelBuilder& kb) {
   QRescale r;
   if (q.multipliers.size() > 1) {
     r.multipliers = qTable(kb, q.multipliers, "qmult");
-    r.shifts = qTable(kb, q.shifts, "qshift");
+    r.shifts = qShiftTable(kb, q.shifts);
   }
   return r;
 }
@@ -77,7 +77,7 @@ void qStoreConvOutput(KernelBuilder& kb, const QRescale& r, llvm::Value* acc, ll
     acc = ir.CreateAdd(acc, ir.CreateSExtOrTrunc(bias, acc->getType()));
   }
   llvm::Value* m = r.multipliers ? qTableLoad(kb, r.multipliers, channel) : qConst(kb, q.multipliers[0]);
-  llvm::Value* s = r.shifts ? qTableLoad(kb, r.shifts, channel) : qConst(kb, q.shifts[0]);
+  llvm::Value* s = r.shifts ? qShiftLoad(kb, r.shifts, channel) : qConst(kb, q.shifts[0]);
   llvm::Value* scaled = wide ? qMultiply64(kb, acc, m, s) : qMultiply(kb, acc, m, s);
   llvm::Value* y = qClamp(kb, ir.CreateAdd(scaled, qConst(kb, q.outputZeroPoint)), q.actMin, q.actMax);
   kb.store(kb.outputBinding(), d.output.type, at, ir.CreateTrunc(y, kb.elemType(d.output.type)));

@@ -226,7 +226,8 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb) {
         start.push_back(loadWords(starts, first.back()));
         m.push_back(rescale.multipliers ? loadWords(rescale.multipliers, first.back())
                                         : splat(q.multipliers[0]));
-        s.push_back(rescale.shifts ? loadWords(rescale.shifts, first.back()) : splat(q.shifts[0]));
+        s.push_back(rescale.shifts ? qShiftLoad(kb, rescale.shifts, first.back(), unsigned(L))
+                                   : splat(q.shifts[0]));
       }
       kb.forRange(kb.index(0), kb.index(pixels), [&](llvm::Value* p) {
         llvm::Value* pixel = ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ir.CreateAdd(ow0, p));

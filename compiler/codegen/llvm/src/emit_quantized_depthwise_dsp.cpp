@@ -93,7 +93,8 @@ uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb) {
         startValues = ir.CreateAdd(startValues, loadWords(kb.bindingPointer(2), first));
       llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
                                            : splat(q.multipliers[0]);
-      llvm::Value* s = rescale.shifts ? loadWords(rescale.shifts, first) : splat(q.shifts[0]);
+      llvm::Value* s = rescale.shifts ? qShiftLoad(kb, rescale.shifts, first, unsigned(kChannels))
+                                      : splat(q.shifts[0]);
 
       kb.forRange(0, g.OW, [&](llvm::Value* ow) {
         llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));

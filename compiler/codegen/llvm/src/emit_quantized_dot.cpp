@@ -318,7 +318,7 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     if (d.inputs.size() == 3) biases.push_back(qToI32(kb, kb.load(2, d.inputs[2].type, channel)));
     multipliers.push_back(rescale.multipliers ? qTableLoad(kb, rescale.multipliers, channel)
                                               : qConst(kb, q.multipliers[0]));
-    shifts.push_back(rescale.shifts ? qTableLoad(kb, rescale.shifts, channel)
+    shifts.push_back(rescale.shifts ? qShiftLoad(kb, rescale.shifts, channel)
                                     : qConst(kb, q.shifts[0]));
   }
   llvm::Value* m = gather(kb, multipliers);

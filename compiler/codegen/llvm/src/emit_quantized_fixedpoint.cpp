@@ -201,6 +201,26 @@ llvm::Value* qTable(KernelBuilder& kb, const std::vector<int32_t>& values, const
   return global;
 }
 
+llvm::Value* qShiftTable(KernelBuilder& kb, const std::vector<int32_t>& shifts) {
+  llvm::Module* module = kb.b().GetInsertBlock()->getModule();
+  std::vector<uint8_t> raw;
+  for (int32_t s : shifts) raw.push_back(uint8_t(int8_t(s)));  // -31 ... 30
+  llvm::Constant* init = llvm::ConstantDataArray::get(kb.context(), raw);
+  auto* global = new llvm::GlobalVariable(*module, init->getType(), true,
+                                          llvm::GlobalValue::PrivateLinkage, init, "qshift");
+  global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return global;
+}
+
+llvm::Value* qShiftLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index, unsigned lanes) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Value* address = ir.CreateInBoundsGEP(ir.getInt8Ty(), table, index);
+  if (lanes == 0) return ir.CreateSExt(ir.CreateLoad(ir.getInt8Ty(), address), ir.getInt32Ty());
+  auto* bytes = llvm::FixedVectorType::get(ir.getInt8Ty(), lanes);
+  return ir.CreateSExt(ir.CreateAlignedLoad(bytes, address, llvm::Align(1)),
+                       llvm::FixedVectorType::get(ir.getInt32Ty(), lanes));
+}
+
 llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index) {
   llvm::IRBuilder<>& ir = kb.b();
   llvm::Value* address = ir.CreateInBoundsGEP(ir.getInt32Ty(), table, index);
