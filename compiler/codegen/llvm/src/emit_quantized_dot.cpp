@@ -12,10 +12,10 @@
 //     1, 3 into two pairs of i16, and SMLAD adds both pairs' products to a scalar i32
 //     accumulator: 4 products in 2 multiply instructions (TFLite's CMSIS-NN kernels use the
 //     same instructions).
-// A block of kBlock output channels shares every chunk loaded of x (16 bytes; 4 on the DSP
-// extension); pixels whose taps all lie inside the image go kPairPixels at a time (1 on the
-// DSP extension: its 13 general registers hold one pixel's accumulators and operands),
-// sharing every load of w. The reduction runs over the contiguous input channels of one
+// A block of output channels (4; 2 on the DSP extension) shares every chunk loaded of x (16
+// bytes; 4 on the DSP extension); pixels whose taps all lie inside the image go two at a
+// time, sharing every load of w (on the DSP extension 2 channels x 2 pixels: its 13 general
+// registers hold their 4 accumulators, both pixels' x and one channel's w). The reduction runs over the contiguous input channels of one
 // tap, or over a whole kernel row (KW taps, KW * C bytes, contiguous in x and w when the
 // dilation is 1 and the row lies inside the image). Leftover channels (C mod the chunk) are
 // scalar. The block's lane sums share one shuffle tree, and its bias, rescale, zero point
@@ -42,6 +42,7 @@ using Int8Dot = EmitTarget::Int8Dot;
 constexpr int64_t kChunk = 16;     // bytes of x and of w per dot-product step (vectors)
 constexpr int64_t kDspChunk = 4;   // the same on the Arm DSP extension (one 32-bit register)
 constexpr int64_t kBlock = 4;      // output channels per block (one x load serves all)
+constexpr int64_t kDspBlock = 2;   // the same on the DSP extension
 // Neighbouring interior pixels per block (one w load serves all); the largest pixelsPerBlock.
 constexpr int64_t kPairPixels = 2;
 // Largest stack table of per-channel weight sums a convolution computes for itself.
@@ -55,8 +56,13 @@ class DotUnit {
   int32_t offset() const { return kind_ == Int8Dot::Vnni ? 128 : 0; }
   // Bytes of x and of w per dot() step.
   int64_t chunk() const { return kind_ == Int8Dot::ArmDsp ? kDspChunk : kChunk; }
+  // Output channels per block of `pixels` pixels (the DSP extension: 2 x 2 or 4 x 1, four
+  // accumulators either way).
+  int64_t block(int64_t pixels) const {
+    return kind_ == Int8Dot::ArmDsp && pixels > 1 ? kDspBlock : kBlock;
+  }
   // Neighbouring interior pixels a block takes at once.
-  int64_t pixelsPerBlock() const { return kind_ == Int8Dot::ArmDsp ? 1 : kPairPixels; }
+  int64_t pixelsPerBlock() const { return kPairPixels; }
 
   // The accumulators: i32 vectors whose lanes finishBlock sums, or (DSP) one i32.
   llvm::Type* accType() const {
@@ -138,13 +144,14 @@ class DotUnit {
   Int8Dot kind_;
 };
 
-// The accumulators of one block: kBlock output channels of `pixels` output pixels, a vector
-// and a scalar accumulator each (index p * kBlock + j).
+// The accumulators of one block: channels() output channels of `pixels` output pixels, a
+// vector and a scalar accumulator each (index p * channels() + j).
 struct Block {
   int64_t pixels = 1;
   std::vector<llvm::Value*> channel;  // index type; the last channel repeated past the end
   std::vector<llvm::Value*> wBase;    // index of each channel's weights of the current span
   std::vector<llvm::Value*> vacc, sacc;
+  int64_t channels() const { return int64_t(channel.size()); }
 };
 
 // Where the accumulators start: -z * sum(w) per channel, from the lowering's table or from
@@ -171,11 +178,11 @@ void scalarSpan(KernelBuilder& kb, Block& block, const std::vector<llvm::Value*>
                                 qConst(kb, offset)));
     }
     if (xIndex.empty()) xv.assign(size_t(block.pixels), qConst(kb, z));
-    for (int64_t j = 0; j < kBlock; ++j) {
+    for (int64_t j = 0; j < block.channels(); ++j) {
       llvm::Value* wi = ir.CreateAdd(block.wBase[size_t(j)], ir.CreateAdd(kb.index(wStart), k));
       llvm::Value* wv = qToI32(kb, kb.load(1, ElemType::I8, wi));
       for (int64_t p = 0; p < block.pixels; ++p) {
-        addTo(kb, ir.getInt32Ty(), block.sacc[size_t(p * kBlock + j)],
+        addTo(kb, ir.getInt32Ty(), block.sacc[size_t(p * block.channels() + j)],
               ir.CreateMul(xv[size_t(p)], wv));
       }
     }
@@ -184,7 +191,7 @@ void scalarSpan(KernelBuilder& kb, Block& block, const std::vector<llvm::Value*>
 
 // Accumulates the dot products of `length` contiguous int8 values of x (from xIndex[p], one
 // per pixel) with those of every channel of the block (from block.wBase[j]): each 16-byte
-// load of x serves kBlock channels, each load of w every pixel.
+// load of x serves the block's channels, each load of w every pixel.
 void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
              const std::vector<llvm::Value*>& xIndex, int64_t length) {
   llvm::IRBuilder<>& ir = kb.b();
@@ -195,10 +202,10 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
       llvm::Value* at = ir.CreateMul(c, kb.index(chunk));
       std::vector<llvm::Value*> xv;
       for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(0, ir.CreateAdd(x, at)));
-      for (int64_t j = 0; j < kBlock; ++j) {
+      for (int64_t j = 0; j < block.channels(); ++j) {
         llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], at));
         for (int64_t p = 0; p < block.pixels; ++p) {
-          llvm::Value* slot = block.vacc[size_t(p * kBlock + j)];
+          llvm::Value* slot = block.vacc[size_t(p * block.channels() + j)];
           ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv[size_t(p)], wv), slot);
         }
       }
@@ -211,14 +218,15 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
   }
 }
 
-// Output channels base + j (j < kBlock), the last one repeated past `count`: the repeated
-// lanes compute and store the same value again, which keeps the block's code straight.
-std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, int64_t count) {
+// Output channels base + j (j < n), the last one repeated past `count`: the repeated lanes
+// compute and store the same value again, which keeps the block's code straight.
+std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, int64_t count,
+                                        int64_t n) {
   llvm::IRBuilder<>& ir = kb.b();
   std::vector<llvm::Value*> channels;
-  for (int64_t j = 0; j < kBlock; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     llvm::Value* c = ir.CreateAdd(base, kb.index(j));
-    if (count % kBlock != 0) {
+    if (count % n != 0) {
       c = ir.CreateSelect(ir.CreateICmpULT(c, kb.index(count)), c, kb.index(count - 1));
     }
     channels.push_back(c);
@@ -226,13 +234,13 @@ std::vector<llvm::Value*> blockChannels(KernelBuilder& kb, llvm::Value* base, in
   return channels;
 }
 
-// Where every block holds kBlock consecutive channels (no repeated last one), channel j's
+// Where every block holds consecutive channels (no repeated last one), channel j's
 // weights as the first channel's plus j * perChannel bytes: one pointer and constant offsets
 // for all of them (on the DSP extension four pointers left too few of its 13 general
 // registers for the accumulators).
 void sharedWeightsBase(KernelBuilder& kb, Block& block, int64_t channels, int64_t perChannel) {
-  if (channels % kBlock != 0) return;
-  for (int64_t j = 1; j < kBlock; ++j)
+  if (channels % block.channels() != 0) return;
+  for (int64_t j = 1; j < block.channels(); ++j)
     block.wBase[size_t(j)] = kb.b().CreateAdd(block.wBase[0], kb.index(j * perChannel));
 }
 
@@ -242,7 +250,8 @@ struct Slots {
 };
 Slots makeSlots(KernelBuilder& kb, DotUnit& unit, int64_t pixels) {
   Slots slots;
-  for (int64_t i = 0; i < pixels * kBlock; ++i) {
+  const int64_t most = std::max(pixels * unit.block(pixels), unit.block(1));
+  for (int64_t i = 0; i < most; ++i) {
     slots.vacc.push_back(kb.local(unit.accType(), "vacc"));
     slots.sacc.push_back(kb.local(kb.b().getInt32Ty(), "sacc"));
   }
@@ -255,10 +264,11 @@ Block startBlock(KernelBuilder& kb, DotUnit& unit, const Slots& slots, const Zer
   llvm::IRBuilder<>& ir = kb.b();
   Block block;
   block.pixels = pixels;
-  block.channel = blockChannels(kb, base, channels);
-  block.vacc.assign(slots.vacc.begin(), slots.vacc.begin() + pixels * kBlock);
-  block.sacc.assign(slots.sacc.begin(), slots.sacc.begin() + pixels * kBlock);
-  for (int64_t j = 0; j < kBlock; ++j) {
+  const int64_t n = unit.block(pixels);
+  block.channel = blockChannels(kb, base, channels, n);
+  block.vacc.assign(slots.vacc.begin(), slots.vacc.begin() + pixels * n);
+  block.sacc.assign(slots.sacc.begin(), slots.sacc.begin() + pixels * n);
+  for (int64_t j = 0; j < n; ++j) {
     llvm::Value* start = qConst(kb, 0);
     if (zp.corrections) {
       start = qTableLoad(kb, zp.corrections, block.channel[size_t(j)]);
@@ -269,14 +279,14 @@ Block startBlock(KernelBuilder& kb, DotUnit& unit, const Slots& slots, const Zer
       start = ir.CreateMul(s, qConst(kb, -zp.z));
     }
     for (int64_t p = 0; p < pixels; ++p) {
-      ir.CreateStore(unit.zero(), block.vacc[size_t(p * kBlock + j)]);
-      ir.CreateStore(start, block.sacc[size_t(p * kBlock + j)]);
+      ir.CreateStore(unit.zero(), block.vacc[size_t(p * n + j)]);
+      ir.CreateStore(start, block.sacc[size_t(p * n + j)]);
     }
   }
   return block;
 }
 
-// <kBlock x i32> of the scalars.
+// <n x i32> of n scalars.
 llvm::Value* gather(KernelBuilder& kb, const std::vector<llvm::Value*>& lanes) {
   llvm::IRBuilder<>& ir = kb.b();
   llvm::Value* v =
@@ -307,7 +317,7 @@ llvm::Value* sumEach(KernelBuilder& kb, const std::vector<llvm::Value*>& v) {
 }
 
 // Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel: bias,
-// rescale, output zero point and clamp on the kBlock channels at once.
+// rescale, output zero point and clamp on the block's channels at once.
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
                  const std::vector<llvm::Value*>& outBase) {
   const KernelDesc& d = kb.desc();
@@ -323,11 +333,12 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
   }
   llvm::Value* m = gather(kb, multipliers);
   llvm::Value* s = gather(kb, shifts);
-  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(kBlock));
+  const int64_t n = block.channels();
+  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(n));
   for (int64_t p = 0; p < block.pixels; ++p) {
     std::vector<llvm::Value*> vectors, scalars;
-    for (int64_t j = 0; j < kBlock; ++j) {
-      size_t i = size_t(p * kBlock + j);
+    for (int64_t j = 0; j < n; ++j) {
+      size_t i = size_t(p * n + j);
       vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[i]));
       scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
     }
@@ -337,7 +348,7 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s, qRescaleRange(q)),
                                   llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
     y = qClampLanes(kb, y, q.actMin, q.actMax);
-    for (int64_t j = 0; j < kBlock; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       llvm::Value* value =
           ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t(j)), kb.elemType(d.output.type));
       kb.store(kb.outputBinding(), d.output.type,
@@ -409,7 +420,10 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
   const int64_t pairPixels = unit.pixelsPerBlock();
   const Slots slots = makeSlots(kb, unit, pairPixels);
-  const int64_t blocks = (g.OC + kBlock - 1) / kBlock;
+  // Blocks of channels for one pixel and for pairs of interior pixels.
+  const int64_t singleChannels = unit.block(1), pairChannels = unit.block(pairPixels);
+  const int64_t singleBlocks = (g.OC + singleChannels - 1) / singleChannels;
+  const int64_t pairBlocks = (g.OC + pairChannels - 1) / pairChannels;
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -435,9 +449,9 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
     // One output pixel, any position: taps outside the image are skipped (z * w added).
     auto onePixel = [&](llvm::Value* ow) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
-      kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
-        Block block =
-            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), g.OC, 1);
+      kb.forRange(0, singleBlocks, [&](llvm::Value* blockIndex) {
+        Block block = startBlock(kb, unit, slots, zp,
+                                 ir.CreateMul(blockIndex, kb.index(singleChannels)), g.OC, 1);
         // One tap at a time: inside the image a dot span over C, outside z * w.
         auto tapByTap = [&](llvm::Value* kh, llvm::Value* ih) {
           kb.forRange(0, g.KW, [&](llvm::Value* kw) {
@@ -486,9 +500,10 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
         iwStart.push_back(ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl)));
         outBase.push_back(outAt(ow));
       }
-      kb.forRange(0, blocks, [&](llvm::Value* blockIndex) {
-        Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)),
-                                 g.OC, pairPixels);
+      kb.forRange(0, pairBlocks, [&](llvm::Value* blockIndex) {
+        Block block = startBlock(kb, unit, slots, zp,
+                                 ir.CreateMul(blockIndex, kb.index(pairChannels)), g.OC,
+                                 pairPixels);
         kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
           if (rowSpans) {
@@ -551,7 +566,8 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
   DotUnit unit(kb);
   const QRescale rescale = qMakeRescale(kb);
   const Slots slots = makeSlots(kb, unit, 1);
-  const int64_t blocks = (N + kBlock - 1) / kBlock;
+  const int64_t n = unit.block(1);
+  const int64_t blocks = (N + n - 1) / n;
   // A fully connected layer computes its weight sums per block (no table of all N).
   const QuantDesc& q = d.quant;
   const int32_t z = q.inputZeroPoint + unit.offset();
@@ -562,7 +578,7 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
   kb.forWorkgroupShare(B * blocks, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(blocks));
     llvm::Value* blockIndex = ir.CreateURem(item, kb.index(blocks));
-    Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(kBlock)), N, 1);
+    Block block = startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(n)), N, 1);
     for (llvm::Value* n : block.channel) block.wBase.push_back(ir.CreateMul(n, kb.index(K)));
     sharedWeightsBase(kb, block, N, K);
     // -z * sum(w): the same accumulators, run once over the weights with x = z.
@@ -570,7 +586,7 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
     dotSpan(kb, unit, block, {ir.CreateMul(b, kb.index(K))}, K);
     finishBlock(kb, unit, block, rescale, {ir.CreateMul(b, kb.index(N))});
   });
-  return workgroupsFor(B * blocks, K * kBlock);
+  return workgroupsFor(B * blocks, K * n);
 }
 
 }  // namespace kiln::codegen::detail
