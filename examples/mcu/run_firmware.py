@@ -302,6 +302,14 @@ def run_model(args):
         json.dump(result_json, f, indent=1)
     print("%s on %s: %d instructions, %d MACs, %.3f MAC/instruction" %
           (name, args.board, instructions, macs, macs / instructions))
+    # Budgets: QEMU counts instructions exactly, so these fail only when the kernels change.
+    if args.max_instructions is not None and instructions > args.max_instructions:
+        raise SystemExit("budget: %d instructions per inference, more than the %d allowed" %
+                         (instructions, args.max_instructions))
+    kernel_bytes = defines["FLASH_KERNEL_BYTES"]
+    if args.max_kernel_bytes is not None and kernel_bytes > args.max_kernel_bytes:
+        raise SystemExit("budget: %d bytes of kernel code and tables, more than the %d allowed" %
+                         (kernel_bytes, args.max_kernel_bytes))
 
 
 def run_two(args):
@@ -381,6 +389,10 @@ def main():
                    help="compile with --optimize=size (the plain int8 loops: less flash)")
     p.add_argument("--exact", action="store_true", help="outputs must match byte for byte")
     p.add_argument("--macs", type=int, help="MACs per inference (default: counted from ONNX)")
+    p.add_argument("--max-instructions", type=int,
+                   help="fail above this many instructions per inference (a budget)")
+    p.add_argument("--max-kernel-bytes", type=int,
+                   help="fail above this many bytes of kernels (the header's FLASH_KERNEL_BYTES)")
     p.add_argument("--timeout", type=int, default=240)
     p.set_defaults(fn=run_model)
     p = sub.add_parser("two")
