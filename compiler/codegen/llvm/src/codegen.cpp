@@ -179,8 +179,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.vectorRegisters = vectorUnitOf(target).registers;
   emitTarget.cpu = target.cpu;
   emitTarget.features = target.features;
-  emitTarget.int8Dot = options.smallestCode && target.microcontroller ? EmitTarget::Int8Dot::None
-                                                                      : int8DotFor(target);
+  emitTarget.smallestCode = options.smallestCode && target.microcontroller;
+  emitTarget.int8Dot = emitTarget.smallestCode ? EmitTarget::Int8Dot::None : int8DotFor(target);
   emitTarget.maskedStores = target.arch == TargetArch::X86_64 && !target.microcontroller &&
                             targetHasFeature(target, "avx512f") &&
                             targetHasFeature(target, "avx512vl");

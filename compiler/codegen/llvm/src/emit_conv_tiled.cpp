@@ -1,4 +1,9 @@
-// Register-tiled convolution for targets with vector registers (width stride 1 or 2).
+// Register-tiled convolution for targets with vector registers (width stride 1 or 2), and for
+// microcontrollers with a hardware FPU but no vector registers (Cortex-M4F/M7/M33, RV32F),
+// where a "vector" of 4 columns is 4 scalar registers: 2 output channels x 4 columns of
+// accumulators, 4 input and 2 weight registers fit the FPU's 32 (16 on RV32F: it spills a
+// little), each input feeding 2 multiply-adds and each weight 4, against the plain loop's
+// load, multiply-add and store of the output per product.
 // A work item is one output row (n, oh[, od]) of a block of OCB output channels. The row's
 // interior columns, whose taps all lie inside the image, are covered by tiles of U vectors of
 // V columns: the OCB x U accumulators stay in registers over the whole reduction (input
@@ -45,7 +50,9 @@ std::pair<llvm::Value*, llvm::Value*> tapRange(KernelBuilder& kb, llvm::Value* s
 
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
-  const unsigned lanes = kb.target().vectorLanes;
+  const bool scalarFpu =
+      kb.target().vectorLanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
+  const unsigned lanes = scalarFpu ? 4 : kb.target().vectorLanes;
   const int64_t sw = d.strides[1];
   if (lanes < 4 || (sw != 1 && sw != 2)) return false;
   llvm::IRBuilder<>& b = kb.b();
@@ -76,8 +83,8 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
               d.depthPadBegin,
               d.pads[0],
               d.pads[1]};
-  const int64_t OCB = s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
-  const int64_t U = OCB == 1 ? 4 : 2;
+  const int64_t OCB = scalarFpu ? (s.OCG % 2 == 0 ? 2 : 1) : s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
+  const int64_t U = scalarFpu ? 1 : OCB == 1 ? 4 : 2;
   // Interior columns: every kw tap inside [0, W).
   // With stride 2 a vector of V columns is read as 2V consecutive inputs (the odd ones are
   // dropped), so the last tap's load must end inside the row as well.
@@ -249,7 +256,11 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
                   kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
               llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
               for (int64_t u = 0; u < t.vectors; ++u) {
-                acc[o][u] = b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
+                // On a scalar FPU one fused multiply-add where it has one (Cortex-M7/M33).
+                acc[o][u] = scalarFpu ? b.CreateIntrinsic(llvm::Intrinsic::fmuladd,
+                                                          {acc[o][u]->getType()},
+                                                          {xv[u], wv, acc[o][u]})
+                                      : b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
               }
             }
           }

@@ -8,7 +8,8 @@
 // panel over a group of row tiles, partial sums through the output; see kBlocked).
 // Products neither tile form covers (Gemm with transA and transB, B unpacked) and targets
 // without vectors (microcontrollers: code size) keep the plain form: each workgroup item is
-// one output row, accumulated in place as row += A[m, k] * B[k, :].
+// one output row, accumulated in place as row += A[m, k] * B[k, :] (with an FPU: 4 columns at
+// a time in registers over K).
 #include <algorithm>
 
 #include "emitters.h"
@@ -56,6 +57,9 @@ void foldBatchIntoRows(ProductShape& p) {
 // floats, 16 KiB on AVX2) stays in L1 while every row tile runs over it.
 constexpr int64_t kKBlock = 256;
 
+// Output columns the plain form keeps in registers on microcontrollers with an FPU.
+constexpr int64_t kFpuColumns = 4;
+
 // Whether a product runs in K blocks: packed B, several row tiles to share each block, a K of
 // several blocks, and no operand sharing the output's bytes (partial sums go through it).
 bool kBlocked(const TilePlan& plan, const KernelDesc& d, int64_t M, int64_t K) {
@@ -98,6 +102,14 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   for (int64_t e : batchShape) batches *= e;
   const int64_t rows = batches * M;
   FusedEpilogue epilogue(kb);
+  // A microcontroller with an FPU but no vector registers: the plain form keeps kFpuColumns
+  // output columns in registers over K (one load of A serves them all) instead of adding
+  // every product to the output in memory.
+  const bool scalarFpu =
+      kb.target().vectorLanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
+  std::vector<llvm::Value*> acc;
+  if (scalarFpu)
+    for (int64_t j = 0; j < kFpuColumns; ++j) acc.push_back(kb.local(b.getFloatTy(), "acc"));
 
   ProductShape p{M, N, K, batchShape, aBatch, bBatch, cStrides, aM, aK, bK, bN};
   foldBatchIntoRows(p);
@@ -227,17 +239,45 @@ uint32_t emitMatMul(KernelBuilder& kb) {
         b.CreateAdd(kb.linearize(batchCoords, aBatch), b.CreateMul(m, kb.index(aM)));
     llvm::Value* bBase = kb.linearize(batchCoords, bBatch);
     llvm::Value* rowBase = b.CreateMul(row, kb.index(N));
-    kb.forRange(0, N,
-                [&](llvm::Value* n) { kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f)); });
-    kb.forRange(0, K, [&](llvm::Value* k) {
-      llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
-      llvm::Value* bRow = b.CreateAdd(bBase, b.CreateMul(k, kb.index(bK)));
+    if (scalarFpu) {
+      // Columns [n0, n0 + width) in registers over the whole of K, then stored.
+      auto columns = [&](llvm::Value* n0, int64_t width) {
+        for (int64_t j = 0; j < width; ++j) b.CreateStore(kb.f32(0.0f), acc[size_t(j)]);
+        llvm::Value* bColumns = b.CreateAdd(bBase, b.CreateMul(n0, kb.index(bN)));
+        kb.forRange(0, K, [&](llvm::Value* k) {
+          llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
+          llvm::Value* bAt = b.CreateAdd(bColumns, b.CreateMul(k, kb.index(bK)));
+          for (int64_t j = 0; j < width; ++j) {
+            llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bAt, kb.index(j * bN)));
+            llvm::Value* slot = acc[size_t(j)];
+            // fmuladd: one VFMA where the FPU has it (fpv5: Cortex-M7/M33; RV32F's fmadd.s).
+            b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
+                                            {a, bValue, b.CreateLoad(b.getFloatTy(), slot)}),
+                          slot);
+          }
+        });
+        for (int64_t j = 0; j < width; ++j) {
+          kb.store(out, f32, b.CreateAdd(rowBase, b.CreateAdd(n0, kb.index(j))),
+                   b.CreateLoad(b.getFloatTy(), acc[size_t(j)]));
+        }
+      };
+      kb.forRange(0, N / kFpuColumns,
+                  [&](llvm::Value* block) { columns(b.CreateMul(block, kb.index(kFpuColumns)), kFpuColumns); });
+      kb.forRange(N / kFpuColumns * kFpuColumns, N, [&](llvm::Value* n) { columns(n, 1); });
+    } else {
       kb.forRange(0, N, [&](llvm::Value* n) {
-        llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bRow, b.CreateMul(n, kb.index(bN))));
-        llvm::Value* at = b.CreateAdd(rowBase, n);
-        kb.store(out, f32, at, b.CreateFAdd(kb.load(out, f32, at), b.CreateFMul(a, bValue)));
+        kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f));
       });
-    });
+      kb.forRange(0, K, [&](llvm::Value* k) {
+        llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
+        llvm::Value* bRow = b.CreateAdd(bBase, b.CreateMul(k, kb.index(bK)));
+        kb.forRange(0, N, [&](llvm::Value* n) {
+          llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bRow, b.CreateMul(n, kb.index(bN))));
+          llvm::Value* at = b.CreateAdd(rowBase, n);
+          kb.store(out, f32, at, b.CreateFAdd(kb.load(out, f32, at), b.CreateFMul(a, bValue)));
+        });
+      });
+    }
     bool scaled = d.alpha != 1.0f;
     if (scaled || hasBias || !epilogue.empty()) {
       epilogue.beginRow(rowBase);

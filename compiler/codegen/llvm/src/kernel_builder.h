@@ -28,6 +28,9 @@ struct EmitTarget {
   bool maskedStores = false;
   unsigned pointerBits = 64;
   bool optimizeForSize = false;
+  // `kiln compile --optimize=size` on a microcontroller: the plain loops wherever a faster
+  // kernel takes more code (the DSP extension's int8 kernels, the FPU's register tiles).
+  bool smallestCode = false;
   std::string cpu, features;
   // The int8 dot-product instructions the quantized conv/FC kernels use
   // (emit_quantized_dot.cpp); None keeps the plain loops (RISC-V, Cortex-M without the DSP

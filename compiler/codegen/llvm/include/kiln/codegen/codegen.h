@@ -37,9 +37,9 @@ struct CodegenOptions {
   std::string libraryName = "kiln_kernels";
   // Write the optimised LLVM IR here when non-empty (debugging aid).
   std::string dumpIrPath;
-  // `kiln compile --optimize=size`: on microcontrollers the int8 convolution and fully
-  // connected kernels keep the plain loops rather than the DSP extension's dot kernels
-  // (fewer bytes of flash, 2-3x the instructions; docs/mcu.md).
+  // `kiln compile --optimize=size`: on microcontrollers the int8 kernels keep the plain loops
+  // rather than the DSP extension's, and f32 convolutions rather than the FPU's register
+  // tiles (fewer bytes of flash, 2-4x the instructions; docs/mcu.md).
   bool smallestCode = false;
 };
 
