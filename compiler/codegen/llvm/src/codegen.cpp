@@ -35,13 +35,12 @@ namespace {
 unsigned vectorLanes(const TargetConfig& target) { return vectorUnitOf(target).lanes; }
 
 // The int8 dot-product instructions of the target (emit_quantized_dot.cpp). On
-// microcontrollers only the Arm DSP extension's (Cortex-M4/M7/M33): the others keep the plain
-// loops.
+// microcontrollers the Arm DSP extension's (Cortex-M4/M7/M33), else scalar blocks.
 EmitTarget::Int8Dot int8DotFor(const TargetConfig& target) {
   if (target.microcontroller)
     return target.arch == TargetArch::Arm32 && targetHasFeature(target, "dsp")
                ? EmitTarget::Int8Dot::ArmDsp
-               : EmitTarget::Int8Dot::None;
+               : EmitTarget::Int8Dot::Scalar;
   if (target.arch == TargetArch::AArch64)
     return targetHasFeature(target, "dotprod") ? EmitTarget::Int8Dot::Sdot : EmitTarget::Int8Dot::None;
   if (target.arch != TargetArch::X86_64 || !targetHasFeature(target, "avx2")) return EmitTarget::Int8Dot::None;

@@ -112,9 +112,9 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb);
 bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb);
 uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb);
 // The same on the Arm DSP extension (Cortex-M4/M7/M33: four channels in a 32-bit register,
-// SXTB16 and SMLABB/SMLATT); emit_quantized_depthwise_dsp.cpp.
-bool quantizedDepthwiseDspApplies(KernelBuilder& kb);
-uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb);
+// SXTB16 and SMLABB/SMLATT); emit_quantized_depthwise_mcu.cpp.
+bool quantizedDepthwiseMcuApplies(KernelBuilder& kb);
+uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb);
 // Conv (group 1, int8) with too few input channels for those: vectorised over the output
 // channels, per pixel, on the same targets; emit_quantized_conv_pixel.cpp.
 bool quantizedConvByPixelApplies(KernelBuilder& kb);

@@ -241,7 +241,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
   if (quantizedDotApplies(kb)) return emitQuantizedConvDot(kb);
   if (quantizedConvByPixelApplies(kb)) return emitQuantizedConvByPixel(kb);
   if (quantizedDepthwiseByChannelsApplies(kb)) return emitQuantizedDepthwiseByChannels(kb);
-  if (quantizedDepthwiseDspApplies(kb)) return emitQuantizedDepthwiseDsp(kb);
+  if (quantizedDepthwiseMcuApplies(kb)) return emitQuantizedDepthwiseMcu(kb);
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();

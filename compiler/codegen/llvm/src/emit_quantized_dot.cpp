@@ -12,6 +12,10 @@
 //     1, 3 into two pairs of i16, and SMLAD adds both pairs' products to a scalar i32
 //     accumulator: 4 products in 2 multiply instructions (TFLite's CMSIS-NN kernels use the
 //     same instructions).
+//   - Other microcontrollers (RV32: no such instruction): the same blocks, 4 bytes at a time
+//     as 4 sign-extending byte loads, products added to a scalar i32 accumulator; what it
+//     saves against the plain loops is the accumulator's load and store per product and the
+//     loads that a block shares.
 // A block of output channels (4; 2 on the DSP extension) shares every chunk loaded of x (16
 // bytes; 4 on the DSP extension); pixels whose taps all lie inside the image go two at a
 // time, sharing every load of w (on the DSP extension 2 channels x 2 pixels: its 13 general
@@ -54,22 +58,21 @@ class DotUnit {
   DotUnit(KernelBuilder& kb) : kb_(kb), ir_(kb.b()), kind_(kb.target().int8Dot) {}
 
   int32_t offset() const { return kind_ == Int8Dot::Vnni ? 128 : 0; }
+  // The microcontrollers' units: no vector registers, one i32 accumulator.
+  bool scalarAcc() const { return kind_ == Int8Dot::ArmDsp || kind_ == Int8Dot::Scalar; }
   // Bytes of x and of w per dot() step.
-  int64_t chunk() const { return kind_ == Int8Dot::ArmDsp ? kDspChunk : kChunk; }
+  int64_t chunk() const { return scalarAcc() ? kDspChunk : kChunk; }
   // Output channels per block of `pixels` pixels (the DSP extension: 2 x 2 or 4 x 1, four
   // accumulators either way).
-  int64_t block(int64_t pixels) const {
-    return kind_ == Int8Dot::ArmDsp && pixels > 1 ? kDspBlock : kBlock;
-  }
+  int64_t block(int64_t pixels) const { return scalarAcc() && pixels > 1 ? kDspBlock : kBlock; }
   // Neighbouring interior pixels a block takes at once.
   int64_t pixelsPerBlock() const { return kPairPixels; }
 
   // The accumulators: i32 vectors whose lanes finishBlock sums, or (DSP) one i32.
   llvm::Type* accType() const {
-    if (kind_ == Int8Dot::ArmDsp) return ir_.getInt32Ty();
+    if (scalarAcc()) return ir_.getInt32Ty();
     return llvm::FixedVectorType::get(ir_.getInt32Ty(), kind_ == Int8Dot::Avx2 ? 8 : 4);
   }
-  bool scalarAcc() const { return kind_ == Int8Dot::ArmDsp; }
   llvm::Value* zero() const { return llvm::Constant::getNullValue(accType()); }
 
   // chunk() consecutive int8 elements of `binding` from `index`, in the form dot() takes.
@@ -99,6 +102,12 @@ class DotUnit {
                                      ir_.CreateExtractElement(w, half), acc});
         }
         return acc;
+      case Int8Dot::Scalar:
+        for (uint64_t j = 0; j < uint64_t(kDspChunk); ++j) {
+          acc = ir_.CreateAdd(acc, ir_.CreateMul(ir_.CreateExtractElement(x, j),
+                                                 ir_.CreateExtractElement(w, j)));
+        }
+        return acc;
       case Int8Dot::None:
         break;
     }
@@ -111,6 +120,16 @@ class DotUnit {
         ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(binding), index);
     // (Cortex-M4/M7/M33 load words from any address.)
     if (kind_ == Int8Dot::ArmDsp) return ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
+    if (kind_ == Int8Dot::Scalar) {
+      // <4 x i32> of 4 sign-extended byte loads (RV32 has no cheap unaligned word load).
+      llvm::Value* bytes = llvm::PoisonValue::get(llvm::FixedVectorType::get(ir_.getInt32Ty(), 4));
+      for (uint64_t j = 0; j < uint64_t(kDspChunk); ++j) {
+        llvm::Value* at = ir_.CreateConstInBoundsGEP1_64(ir_.getInt8Ty(), address, j);
+        bytes = ir_.CreateInsertElement(
+            bytes, ir_.CreateSExt(ir_.CreateLoad(ir_.getInt8Ty(), at), ir_.getInt32Ty()), j);
+      }
+      return bytes;
+    }
     llvm::Type* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), kChunk);
     return ir_.CreateAlignedLoad(bytes, address, llvm::Align(1));
   }
@@ -390,10 +409,10 @@ bool quantizedDotApplies(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   const Int8Dot kind = kb.target().int8Dot;
-  // Microcontrollers (optimised for size) take the DSP extension's kernels: 2.4-2.6x fewer
-  // instructions than the plain loops for some KB more code (docs/mcu.md).
-  if (kind == Int8Dot::None || (kb.target().optimizeForSize && kind != Int8Dot::ArmDsp))
-    return false;
+  // Microcontrollers (optimised for size) take these kernels too: 2.6-3.3x fewer instructions
+  // than the plain loops for some KB more code (docs/mcu.md; --optimize=size keeps those).
+  const bool microcontroller = kind == Int8Dot::ArmDsp || kind == Int8Dot::Scalar;
+  if (kind == Int8Dot::None || (kb.target().optimizeForSize && !microcontroller)) return false;
   if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8) return false;
   const int64_t chunk = DotUnit(kb).chunk();
   if (q.op == QuantOp::FullyConnected)

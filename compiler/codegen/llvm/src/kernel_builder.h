@@ -33,10 +33,12 @@ struct EmitTarget {
   bool smallestCode = false;
   std::string cpu, features;
   // The int8 dot-product instructions the quantized conv/FC kernels use
-  // (emit_quantized_dot.cpp); None keeps the plain loops (RISC-V, Cortex-M without the DSP
-  // extension, ...). ArmDsp: the Armv7E-M / Armv8-M DSP extension's SXTB16 and SMLAD (two
-  // 16-bit products summed into an i32 per instruction) on Cortex-M4/M7/M33.
-  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot, ArmDsp };
+  // (emit_quantized_dot.cpp); None keeps the plain loops (x86-64-v2, AArch64 without
+  // dotprod, RISC-V 64, microcontrollers compiled for size). ArmDsp: the Armv7E-M / Armv8-M
+  // DSP extension's SXTB16 and SMLAD (two 16-bit products summed into an i32 per
+  // instruction) on Cortex-M4/M7/M33. Scalar: other microcontrollers (RV32): no such
+  // instruction, but the same blocks with byte loads and i32 multiply-adds in registers.
+  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot, ArmDsp, Scalar };
   Int8Dot int8Dot = Int8Dot::None;
 };
 

@@ -1,11 +1,13 @@
-// Int8 depthwise convolutions (depth multiplier 1, NHWC) on the Arm DSP extension of
-// Cortex-M4/M7/M33 (EmitTarget::Int8Dot::ArmDsp), which has no vector registers but packs two
-// i16 into a 32-bit register. Four channels at a time: one 32-bit load of x and one of w per
-// tap, SXTB16 (of the word, and of the word rotated by 8) sign-extends channels 0, 2 and 1, 3
-// into pairs of i16, and SMLABB / SMLATT multiply-accumulate each pair's bottom and top halves
-// into the four channels' i32 accumulators: 4 products in 10 instructions, where the plain
-// loops of emit_quantized_conv.cpp take about 9 per product. Every product and sum is the same
-// i32 as in those loops (wrapping i32 addition is associative), so the bytes are identical.
+// Int8 depthwise convolutions (depth multiplier 1, NHWC) on microcontrollers, four channels at
+// a time in registers. On the Arm DSP extension of Cortex-M4/M7/M33
+// (EmitTarget::Int8Dot::ArmDsp), which packs two i16 into a 32-bit register: one 32-bit load
+// of x and one of w per tap, SXTB16 (of the word, and of the word rotated by 8) sign-extends
+// channels 0, 2 and 1, 3 into pairs of i16, and SMLABB / SMLATT multiply-accumulate each
+// pair's bottom and top halves into the four channels' i32 accumulators: 4 products in 10
+// instructions, where the plain loops of emit_quantized_conv.cpp take about 9 per product.
+// Elsewhere (Int8Dot::Scalar: RV32) 4 byte loads of x and of w and 4 multiply-adds into the
+// accumulators in registers. Every product and sum is the same i32 as in the plain loops
+// (wrapping i32 addition is associative), so the bytes are identical.
 //
 // A work item is one output row; per block of 4 channels the start values (correction and
 // bias), multipliers and shifts are read once for the row, then every output pixel runs its
@@ -27,10 +29,11 @@ constexpr int64_t kRescaleWork = 16;
 
 }  // namespace
 
-bool quantizedDepthwiseDspApplies(KernelBuilder& kb) {
+bool quantizedDepthwiseMcuApplies(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
-  if (kb.target().int8Dot != EmitTarget::Int8Dot::ArmDsp) return false;
+  const EmitTarget::Int8Dot kind = kb.target().int8Dot;
+  if (kind != EmitTarget::Int8Dot::ArmDsp && kind != EmitTarget::Int8Dot::Scalar) return false;
   if (q.op != QuantOp::DepthwiseConv) return false;
   if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8 ||
       d.output.type != ElemType::I8)
@@ -42,7 +45,7 @@ bool quantizedDepthwiseDspApplies(KernelBuilder& kb) {
   return g.OC == g.C && g.C % kChannels == 0;
 }
 
-uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb) {
+uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   llvm::IRBuilder<>& ir = kb.b();
@@ -60,6 +63,17 @@ uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb) {
   // 4 consecutive entries of an i32 table (or binding) from `index`.
   auto loadWords = [&](llvm::Value* base, llvm::Value* index) -> llvm::Value* {
     return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
+  };
+  const bool dsp = kb.target().int8Dot == EmitTarget::Int8Dot::ArmDsp;
+  // The 4 bytes from `index` as sign-extended i32 (4 byte loads).
+  auto loadBytes = [&](unsigned binding, llvm::Value* index) {
+    std::vector<llvm::Value*> bytes;
+    for (int64_t j = 0; j < kChannels; ++j) {
+      llvm::Value* at = ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(binding),
+                                             ir.CreateAdd(index, kb.index(j)));
+      bytes.push_back(ir.CreateSExt(ir.CreateLoad(ir.getInt8Ty(), at), i32));
+    }
+    return bytes;
   };
   // Channels 0, 2 and channels 1, 3 of a word as pairs of i16.
   auto pairs = [&](llvm::Value* word) -> std::pair<llvm::Value*, llvm::Value*> {
@@ -112,17 +126,27 @@ uint32_t emitQuantizedDepthwiseDsp(KernelBuilder& kb) {
                   ir.CreateAdd(ir.CreateMul(ir.CreateAdd(ir.CreateMul(ih, kb.index(g.W)), iw),
                                             kb.index(g.C)),
                                first));
-              llvm::Value* x;
-              if (border) {
-                llvm::Value* inside = ir.CreateAnd(rowInside, qInside(kb, iw, g.W));
-                // Outside: read the block's channels of pixel 0 (always there), use zx.
-                x = loadWord(0, ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)));
-                x = ir.CreateSelect(inside, x, zxWord);
-              } else {
-                x = loadWord(0, at);
-              }
+              llvm::Value* inside =
+                  border ? ir.CreateAnd(rowInside, qInside(kb, iw, g.W)) : nullptr;
+              // Outside: read the block's channels of pixel 0 (always there), use zx.
+              llvm::Value* xAt =
+                  border ? ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)) : at;
               llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
-              llvm::Value* w = loadWord(1, ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first));
+              llvm::Value* wAt = ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first);
+              if (!dsp) {
+                std::vector<llvm::Value*> x = loadBytes(0, xAt), w = loadBytes(1, wAt);
+                for (int64_t j = 0; j < kChannels; ++j) {
+                  llvm::Value* xj = x[size_t(j)];
+                  if (border) xj = ir.CreateSelect(inside, xj, ir.getInt32(q.inputZeroPoint));
+                  llvm::Value* slot = acc[size_t(j)];
+                  ir.CreateStore(ir.CreateAdd(ir.CreateLoad(i32, slot), ir.CreateMul(xj, w[size_t(j)])),
+                                 slot);
+                }
+                return;
+              }
+              llvm::Value* x = loadWord(0, xAt);
+              if (border) x = ir.CreateSelect(inside, x, zxWord);
+              llvm::Value* w = loadWord(1, wAt);
               const auto [x02, x13] = pairs(x);
               const auto [w02, w13] = pairs(w);
               // Channel 0: bottom halves of (0, 2); channel 2: top halves; 1 and 3 likewise.
