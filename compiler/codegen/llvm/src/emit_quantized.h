@@ -111,8 +111,9 @@ uint32_t emitQuantizedConvOc(KernelBuilder& kb);
 // with vector registers; emit_quantized_depthwise.cpp.
 bool quantizedDepthwiseByChannelsApplies(KernelBuilder& kb);
 uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb);
-// The same on the Arm DSP extension (Cortex-M4/M7/M33: four channels in a 32-bit register,
-// SXTB16 and SMLABB/SMLATT); emit_quantized_depthwise_mcu.cpp.
+// The same on microcontrollers: four channels in registers (the Arm DSP extension's SXTB16 and
+// SMLABB/SMLATT on Cortex-M4/M7/M33, byte loads and multiply-adds on RV32);
+// emit_quantized_depthwise_mcu.cpp.
 bool quantizedDepthwiseMcuApplies(KernelBuilder& kb);
 uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb);
 // Conv (group 1, int8) with too few input channels for those: vectorised over the output
