@@ -156,6 +156,17 @@ TEST(TargetConfig, ErrorsNameTheFlag) {
   malformed.name = "x86_64";
   malformed.features = "avx2";
   expectError(malformed, "malformed --target-features entry 'avx2'");
+
+  // Armv6-M and Armv8-M Baseline have no hardware divide / long multiply: refused by name
+  // (the kernels would need library routines the object cannot call).
+  for (const char* cpu : {"cortex-m0", "cortex-m0plus", "cortex-m23"}) {
+    TargetRequest small;
+    small.name = "";
+    small.triple = std::string(cpu) == "cortex-m23" ? "thumbv8m.base-none-eabi" : "thumbv6m-none-eabi";
+    small.cpu = cpu;
+    expectError(small, "--target-cpu '" + std::string(cpu) + "' (" + small.triple +
+                           ") is not supported: kiln's kernels need Thumb-2 with hardware divide");
+  }
 }
 
 }  // namespace

@@ -111,6 +111,15 @@ void validateWithLlvm(TargetConfig& config) {
 
   std::unique_ptr<llvm::MCSubtargetInfo> full(
       target->createMCSubtargetInfo(config.triple, config.cpu, config.features));
+  // 32-bit Arm: the kernels divide (index arithmetic) and multiply into 64 bits (the int8
+  // rescale), which Armv6-M (Cortex-M0/M0+/M1) and Armv8-M Baseline (M23) do only through
+  // library routines that a kernel object cannot call.
+  if (config.arch == TargetArch::Arm32 &&
+      (!full->checkFeatures("+thumb2") || !full->checkFeatures("+hwdiv"))) {
+    fail("--target-cpu '" + config.cpu + "' (" + config.triple +
+         ") is not supported: kiln's kernels need Thumb-2 with hardware divide (Armv7-M or "
+         "Armv8-M Mainline: cortex-m3, cortex-m4, cortex-m7, cortex-m33, cortex-m55, ...)");
+  }
   config.requiredFeatures.clear();
   for (const RecordedFeature& feature : interestingFeatures(config.arch)) {
     if (full->checkFeatures(std::string("+") + feature.llvmName)) {
