@@ -1,0 +1,214 @@
+// kiln_make_tflite_edge_model DIR: writes DIR/model.tflite, an int8 TFLite model whose shapes
+// fall off every kernel's fast path (5 input channels: a kernel row of 15 bytes, 7 output
+// channels, padding on every side, a stride-2 depthwise layer, a fully connected layer over
+// 175 values into 9), DIR/input.npy (seeded random int8) and DIR/expected.npy: the output as
+// TFLite's reference kernels compute it, written out here from their arithmetic (int32 sums of
+// (x - zx) * w, QuantizeMultiplier of the double effective scale, MultiplyByQuantizedMultiplier
+// in quantized_reference.h), not through kiln. The microcontroller tests run the model against
+// it byte for byte (examples/mcu/CMakeLists.txt).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "quantized_reference.h"  // compiler/codegen/llvm: the independent rescale
+#include "tflite_test_models.h"
+
+namespace {
+
+using namespace kiln::import::tflite::testing;
+using kiln::codegen::testing::refMbqm;
+
+// TFLite's QuantizeMultiplier: real = q * 2^shift with q in [0.5, 1) as Q31.
+void quantizeMultiplier(double real, int32_t& multiplier, int& shift) {
+  if (real == 0) {
+    multiplier = 0, shift = 0;
+    return;
+  }
+  const double q = std::frexp(real, &shift);
+  int64_t fixed = int64_t(std::round(q * double(int64_t(1) << 31)));
+  if (fixed == (int64_t(1) << 31)) fixed /= 2, ++shift;
+  if (shift < -31) shift = 0, fixed = 0;
+  multiplier = int32_t(fixed);
+}
+
+struct Quant {
+  float scale;
+  int32_t zeroPoint;
+};
+
+std::vector<int8_t> randomInt8(size_t n, unsigned seed, int lo = -127, int hi = 127) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<int8_t> v(n);
+  for (int8_t& e : v) e = int8_t(d(rng));
+  return v;
+}
+
+std::vector<int32_t> randomInt32(size_t n, unsigned seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<int32_t> v(n);
+  for (int32_t& e : v) e = d(rng);
+  return v;
+}
+
+int8_t requantize(int32_t acc, double effectiveScale, int32_t zeroPoint) {
+  int32_t m = 0;
+  int shift = 0;
+  quantizeMultiplier(effectiveScale, m, shift);
+  const int32_t y = refMbqm(acc, m, shift) + zeroPoint;
+  return int8_t(std::min(127, std::max(-128, y)));
+}
+
+// NHWC convolution (depthwise: one input channel per output channel), TFLite's SAME padding.
+std::vector<int8_t> conv(const std::vector<int8_t>& x, int H, int W, int C, Quant xq,
+                         const std::vector<int8_t>& w, const std::vector<float>& wScales,
+                         const std::vector<int32_t>& bias, int OC, int K, int stride,
+                         bool same, bool depthwise, Quant yq, int& OH, int& OW) {
+  OH = same ? (H + stride - 1) / stride : (H - K) / stride + 1;
+  OW = same ? (W + stride - 1) / stride : (W - K) / stride + 1;
+  const int pt = same ? std::max((OH - 1) * stride + K - H, 0) / 2 : 0;
+  const int pl = same ? std::max((OW - 1) * stride + K - W, 0) / 2 : 0;
+  std::vector<int8_t> y(size_t(OH * OW * OC));
+  for (int oh = 0; oh < OH; ++oh)
+    for (int ow = 0; ow < OW; ++ow)
+      for (int oc = 0; oc < OC; ++oc) {
+        int32_t acc = bias[size_t(oc)];
+        for (int kh = 0; kh < K; ++kh)
+          for (int kw = 0; kw < K; ++kw) {
+            const int ih = oh * stride - pt + kh, iw = ow * stride - pl + kw;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            if (depthwise) {
+              acc += (x[size_t((ih * W + iw) * C + oc)] - xq.zeroPoint) *
+                     w[size_t((kh * K + kw) * C + oc)];
+              continue;
+            }
+            for (int ic = 0; ic < C; ++ic)
+              acc += (x[size_t((ih * W + iw) * C + ic)] - xq.zeroPoint) *
+                     w[size_t(((oc * K + kh) * K + kw) * C + ic)];
+          }
+        const double scale = double(xq.scale) * double(wScales[size_t(oc)]) / double(yq.scale);
+        y[size_t((oh * OW + ow) * OC + oc)] = requantize(acc, scale, yq.zeroPoint);
+      }
+  return y;
+}
+
+void writeNpyInt8(const std::string& path, const std::vector<int>& shape,
+                  const std::vector<int8_t>& values) {
+  std::string dims;
+  for (int d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '|i1', 'fortran_order': False, 'shape': (" + dims + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t length = uint16_t(header.size());
+  out.put(char(length & 0xff)).put(char(length >> 8));
+  out.write(header.data(), std::streamsize(header.size()));
+  out.write(reinterpret_cast<const char*>(values.data()), std::streamsize(values.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: kiln_make_tflite_edge_model DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::filesystem::create_directories(dir);
+  const int H = 9, W = 9, C = 5, C1 = 8, C3 = 7, N = 9;
+  const Quant xq{0.05f, -3}, y1q{0.1f, 2}, y2q{0.12f, -1}, y3q{0.1f, 0}, outq{1.5f, 5};
+  std::vector<float> w1Scales, w2Scales, w3Scales;
+  for (int c = 0; c < C1; ++c) w1Scales.push_back(0.01f + 0.002f * float(c));
+  for (int c = 0; c < C1; ++c) w2Scales.push_back(0.02f + 0.003f * float(c));
+  for (int c = 0; c < C3; ++c) w3Scales.push_back(0.015f + 0.001f * float(c));
+  const float w4Scale = 0.01f;
+  const std::vector<int8_t> x = randomInt8(size_t(H * W * C), 1, -128, 127);
+  const std::vector<int8_t> w1 = randomInt8(size_t(C1 * 3 * 3 * C), 2);
+  const std::vector<int8_t> w2 = randomInt8(size_t(3 * 3 * C1), 3);
+  const std::vector<int8_t> w3 = randomInt8(size_t(C3 * C1), 4);
+  const std::vector<int8_t> w4 = randomInt8(size_t(N * 5 * 5 * C3), 5);
+  const std::vector<int32_t> b1 = randomInt32(size_t(C1), 6, -3000, 3000);
+  const std::vector<int32_t> b2 = randomInt32(size_t(C1), 7, -3000, 3000);
+  const std::vector<int32_t> b3 = randomInt32(size_t(C3), 8, -3000, 3000);
+  const std::vector<int32_t> b4 = randomInt32(size_t(N), 9, -3000, 3000);
+
+  // The reference.
+  int H1, W1, H2, W2, H3, W3;
+  std::vector<int8_t> y1 = conv(x, H, W, C, xq, w1, w1Scales, b1, C1, 3, 1, true, false, y1q, H1, W1);
+  std::vector<int8_t> y2 = conv(y1, H1, W1, C1, y1q, w2, w2Scales, b2, C1, 3, 2, true, true, y2q, H2, W2);
+  std::vector<int8_t> y3 = conv(y2, H2, W2, C1, y2q, w3, w3Scales, b3, C3, 1, 1, false, false, y3q, H3, W3);
+  const int K = H3 * W3 * C3;  // 175
+  std::vector<int8_t> out(static_cast<size_t>(N));
+  for (int n = 0; n < N; ++n) {
+    int32_t acc = b4[size_t(n)];
+    for (int k = 0; k < K; ++k) acc += (y3[size_t(k)] - y3q.zeroPoint) * w4[size_t(n * K + k)];
+    out[size_t(n)] = requantize(acc, double(y3q.scale) * double(w4Scale) / double(outq.scale),
+                                outq.zeroPoint);
+  }
+
+  // The model.
+  auto scalesOf = [](const std::vector<float>& s, float input) {
+    std::vector<float> b;
+    for (float v : s) b.push_back(input * v);
+    return b;
+  };
+  auto zeros = [](size_t n) { return std::vector<int64_t>(n, 0); };
+  const fb::TensorType i8 = fb::TensorType::INT8, i32 = fb::TensorType::INT32;
+  TestModel m;
+  m.tensors = {
+      {"x", i8, {1, H, W, C}, {}, {xq.scale}, {xq.zeroPoint}},
+      {"w1", i8, {C1, 3, 3, C}, int8Bytes(w1), w1Scales, zeros(C1), 0},
+      {"b1", i32, {C1}, int32Bytes(b1), scalesOf(w1Scales, xq.scale), zeros(C1), 0},
+      {"y1", i8, {1, H1, W1, C1}, {}, {y1q.scale}, {y1q.zeroPoint}},
+      {"w2", i8, {1, 3, 3, C1}, int8Bytes(w2), w2Scales, zeros(C1), 3},
+      {"b2", i32, {C1}, int32Bytes(b2), scalesOf(w2Scales, y1q.scale), zeros(C1), 0},
+      {"y2", i8, {1, H2, W2, C1}, {}, {y2q.scale}, {y2q.zeroPoint}},
+      {"w3", i8, {C3, 1, 1, C1}, int8Bytes(w3), w3Scales, zeros(C3), 0},
+      {"b3", i32, {C3}, int32Bytes(b3), scalesOf(w3Scales, y2q.scale), zeros(C3), 0},
+      {"y3", i8, {1, H3, W3, C3}, {}, {y3q.scale}, {y3q.zeroPoint}},
+      {"shape", i32, {2}, int32Bytes({1, K})},
+      {"r", i8, {1, K}, {}, {y3q.scale}, {y3q.zeroPoint}},
+      {"w4", i8, {N, K}, int8Bytes(w4), {w4Scale}, {0}},
+      {"b4", i32, {N}, int32Bytes(b4), {y3q.scale * w4Scale}, {0}},
+      {"out", i8, {1, N}, {}, {outq.scale}, {outq.zeroPoint}},
+  };
+  const auto none = fb::ActivationFunctionType::NONE;
+  m.operators = {
+      {3, {0, 1, 2}, {3}, fb::BuiltinOptions::Conv2DOptions,
+       [&](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreateConv2DOptions(b, fb::Padding::SAME, 1, 1, none).Union();
+       }},
+      {4, {3, 4, 5}, {6}, fb::BuiltinOptions::DepthwiseConv2DOptions,
+       [&](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::SAME, 2, 2, 1, none).Union();
+       }},
+      {3, {6, 7, 8}, {9}, fb::BuiltinOptions::Conv2DOptions,
+       [&](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreateConv2DOptions(b, fb::Padding::VALID, 1, 1, none).Union();
+       }},
+      {22, {9, 10}, {11}, fb::BuiltinOptions::ReshapeOptions,
+       [&](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreateReshapeOptions(b, b.CreateVector(std::vector<int32_t>{1, K})).Union();
+       }},
+      {9, {11, 12, 13}, {14}, fb::BuiltinOptions::FullyConnectedOptions,
+       [&](flatbuffers::FlatBufferBuilder& b) {
+         return fb::CreateFullyConnectedOptions(b, none).Union();
+       }},
+  };
+  m.inputs = {0};
+  m.outputs = {14};
+  const std::string bytes = buildTflite(m);
+  std::ofstream(dir + "/model.tflite", std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  writeNpyInt8(dir + "/input.npy", {1, H, W, C}, x);
+  writeNpyInt8(dir + "/expected.npy", {1, N}, out);
+  std::printf("%s/model.tflite: %d MACs\n", dir.c_str(),
+              H1 * W1 * C1 * 9 * C + H2 * W2 * C1 * 9 + H3 * W3 * C3 * C1 + N * K);
+  return 0;
+}
