@@ -16,11 +16,13 @@
 #include <vector>
 
 #include "quantized_reference.h"  // compiler/codegen/llvm: the independent rescale
+#include "test_support.h"         // compiler/codegen/llvm: randomInts
 #include "tflite_test_models.h"
 
 namespace {
 
 using namespace kiln::import::tflite::testing;
+using kiln::codegen::testing::randomInts;
 using kiln::codegen::testing::refMbqm;
 
 // TFLite's QuantizeMultiplier: real = q * 2^shift with q in [0.5, 1) as Q31.
@@ -40,22 +42,6 @@ struct Quant {
   float scale;
   int32_t zeroPoint;
 };
-
-std::vector<int8_t> randomInt8(size_t n, unsigned seed, int lo = -127, int hi = 127) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<int8_t> v(n);
-  for (int8_t& e : v) e = int8_t(d(rng));
-  return v;
-}
-
-std::vector<int32_t> randomInt32(size_t n, unsigned seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<int32_t> v(n);
-  for (int32_t& e : v) e = d(rng);
-  return v;
-}
 
 int8_t requantize(int32_t acc, double effectiveScale, int32_t zeroPoint) {
   int32_t m = 0;
@@ -129,15 +115,15 @@ int main(int argc, char** argv) {
   for (int c = 0; c < C1; ++c) w2Scales.push_back(0.02f + 0.003f * float(c));
   for (int c = 0; c < C3; ++c) w3Scales.push_back(0.015f + 0.001f * float(c));
   const float w4Scale = 0.01f;
-  const std::vector<int8_t> x = randomInt8(size_t(H * W * C), 1, -128, 127);
-  const std::vector<int8_t> w1 = randomInt8(size_t(C1 * 3 * 3 * C), 2);
-  const std::vector<int8_t> w2 = randomInt8(size_t(3 * 3 * C1), 3);
-  const std::vector<int8_t> w3 = randomInt8(size_t(C3 * C1), 4);
-  const std::vector<int8_t> w4 = randomInt8(size_t(N * 5 * 5 * C3), 5);
-  const std::vector<int32_t> b1 = randomInt32(size_t(C1), 6, -3000, 3000);
-  const std::vector<int32_t> b2 = randomInt32(size_t(C1), 7, -3000, 3000);
-  const std::vector<int32_t> b3 = randomInt32(size_t(C3), 8, -3000, 3000);
-  const std::vector<int32_t> b4 = randomInt32(size_t(N), 9, -3000, 3000);
+  const std::vector<int8_t> x = randomInts<int8_t>(size_t(H * W * C), 1, -128, 127);
+  const std::vector<int8_t> w1 = randomInts<int8_t>(size_t(C1 * 3 * 3 * C), 2, -127, 127);
+  const std::vector<int8_t> w2 = randomInts<int8_t>(size_t(3 * 3 * C1), 3, -127, 127);
+  const std::vector<int8_t> w3 = randomInts<int8_t>(size_t(C3 * C1), 4, -127, 127);
+  const std::vector<int8_t> w4 = randomInts<int8_t>(size_t(N * 5 * 5 * C3), 5, -127, 127);
+  const std::vector<int32_t> b1 = randomInts<int32_t>(size_t(C1), 6, -3000, 3000);
+  const std::vector<int32_t> b2 = randomInts<int32_t>(size_t(C1), 7, -3000, 3000);
+  const std::vector<int32_t> b3 = randomInts<int32_t>(size_t(C3), 8, -3000, 3000);
+  const std::vector<int32_t> b4 = randomInts<int32_t>(size_t(N), 9, -3000, 3000);
 
   // The reference.
   int H1, W1, H2, W2, H3, W3;
