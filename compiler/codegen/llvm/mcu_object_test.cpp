@@ -178,10 +178,10 @@ std::vector<KernelDesc> int8Kernels() {
     }
     return d;
   };
-  KernelDesc pointwise =
-      quantized(QuantOp::Conv, {{ElemType::I8, {1, 4, 4, 16}}, {ElemType::I8, {8, 1, 1, 16}},
-                                {ElemType::I32, {8}}},
-                {ElemType::I8, {1, 4, 4, 8}});
+  KernelDesc pointwise = quantized(
+      QuantOp::Conv,
+      {{ElemType::I8, {1, 4, 4, 16}}, {ElemType::I8, {8, 1, 1, 16}}, {ElemType::I32, {8}}},
+      {ElemType::I8, {1, 4, 4, 8}});
   pointwise.kernelShape = {1, 1};
   KernelDesc depthwise =
       quantized(QuantOp::DepthwiseConv,
@@ -190,9 +190,10 @@ std::vector<KernelDesc> int8Kernels() {
   depthwise.kernelShape = {3, 3};
   depthwise.pads = {1, 1, 1, 1};
   depthwise.groups = 8;
-  KernelDesc fc = quantized(QuantOp::FullyConnected,
-                            {{ElemType::I8, {1, 32}}, {ElemType::I8, {10, 32}}, {ElemType::I32, {10}}},
-                            {ElemType::I8, {1, 10}});
+  KernelDesc fc =
+      quantized(QuantOp::FullyConnected,
+                {{ElemType::I8, {1, 32}}, {ElemType::I8, {10, 32}}, {ElemType::I32, {10}}},
+                {ElemType::I8, {1, 10}});
   return {pointwise, depthwise, fc};
 }
 

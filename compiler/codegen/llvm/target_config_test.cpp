@@ -162,7 +162,8 @@ TEST(TargetConfig, ErrorsNameTheFlag) {
   for (const char* cpu : {"cortex-m0", "cortex-m0plus", "cortex-m23"}) {
     TargetRequest small;
     small.name = "";
-    small.triple = std::string(cpu) == "cortex-m23" ? "thumbv8m.base-none-eabi" : "thumbv6m-none-eabi";
+    small.triple =
+        std::string(cpu) == "cortex-m23" ? "thumbv8m.base-none-eabi" : "thumbv6m-none-eabi";
     small.cpu = cpu;
     expectError(small, "--target-cpu '" + std::string(cpu) + "' (" + small.triple +
                            ") is not supported: kiln's kernels need Thumb-2 with hardware divide");

@@ -83,7 +83,10 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
               d.depthPadBegin,
               d.pads[0],
               d.pads[1]};
-  const int64_t OCB = scalarFpu ? (s.OCG % 2 == 0 ? 2 : 1) : s.OCG % 4 == 0 ? 4 : s.OCG % 2 == 0 ? 2 : 1;
+  const int64_t OCB = scalarFpu        ? (s.OCG % 2 == 0 ? 2 : 1)
+                      : s.OCG % 4 == 0 ? 4
+                      : s.OCG % 2 == 0 ? 2
+                                       : 1;
   const int64_t U = scalarFpu ? 1 : OCB == 1 ? 4 : 2;
   // Interior columns: every kw tap inside [0, W).
   // With stride 2 a vector of V columns is read as 2V consecutive inputs (the odd ones are
@@ -257,10 +260,10 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
               llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
               for (int64_t u = 0; u < t.vectors; ++u) {
                 // On a scalar FPU one fused multiply-add where it has one (Cortex-M7/M33).
-                acc[o][u] = scalarFpu ? b.CreateIntrinsic(llvm::Intrinsic::fmuladd,
-                                                          {acc[o][u]->getType()},
-                                                          {xv[u], wv, acc[o][u]})
-                                      : b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
+                acc[o][u] = scalarFpu
+                                ? b.CreateIntrinsic(llvm::Intrinsic::fmuladd,
+                                                    {acc[o][u]->getType()}, {xv[u], wv, acc[o][u]})
+                                : b.CreateFAdd(acc[o][u], b.CreateFMul(xv[u], wv));
               }
             }
           }

@@ -261,13 +261,13 @@ uint32_t emitMatMul(KernelBuilder& kb) {
                    b.CreateLoad(b.getFloatTy(), acc[size_t(j)]));
         }
       };
-      kb.forRange(0, N / kFpuColumns,
-                  [&](llvm::Value* block) { columns(b.CreateMul(block, kb.index(kFpuColumns)), kFpuColumns); });
+      kb.forRange(0, N / kFpuColumns, [&](llvm::Value* block) {
+        columns(b.CreateMul(block, kb.index(kFpuColumns)), kFpuColumns);
+      });
       kb.forRange(N / kFpuColumns * kFpuColumns, N, [&](llvm::Value* n) { columns(n, 1); });
     } else {
-      kb.forRange(0, N, [&](llvm::Value* n) {
-        kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f));
-      });
+      kb.forRange(
+          0, N, [&](llvm::Value* n) { kb.store(out, f32, b.CreateAdd(rowBase, n), kb.f32(0.0f)); });
       kb.forRange(0, K, [&](llvm::Value* k) {
         llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
         llvm::Value* bRow = b.CreateAdd(bBase, b.CreateMul(k, kb.index(bK)));

@@ -52,7 +52,8 @@ llvm::Value* qTableLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* inde
 // The per-channel shifts (-31 ... 30) as a table of bytes, and the i32 shift of entry `index`
 // (lanes 0), or <lanes x i32> of the entries from `index`.
 llvm::Value* qShiftTable(KernelBuilder& kb, const std::vector<int32_t>& shifts);
-llvm::Value* qShiftLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index, unsigned lanes = 0);
+llvm::Value* qShiftLoad(KernelBuilder& kb, llvm::Value* table, llvm::Value* index,
+                        unsigned lanes = 0);
 
 // Sign-extends an integer element to i32 (i8/i16/i32 loads).
 llvm::Value* qToI32(KernelBuilder& kb, llvm::Value* v);

@@ -133,8 +133,8 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
       if (d.inputs.size() == 3) start = ir.CreateAdd(start, loadWords(kb.bindingPointer(2), first));
       llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
                                            : splat(q.multipliers[0]);
-      llvm::Value* s = rescale.shifts ? qShiftLoad(kb, rescale.shifts, first, unsigned(CB))
-                                      : splat(q.shifts[0]);
+      llvm::Value* s =
+          rescale.shifts ? qShiftLoad(kb, rescale.shifts, first, unsigned(CB)) : splat(q.shifts[0]);
       if (P > 1 && rescale.shifts) {
         llvm::SmallVector<int, 64> repeat;
         for (int64_t i = 0; i < L; ++i) repeat.push_back(int(i % CB));

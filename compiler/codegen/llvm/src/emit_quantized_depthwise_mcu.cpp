@@ -53,7 +53,9 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   llvm::Type* i32 = ir.getInt32Ty();
   auto* v32 = llvm::FixedVectorType::get(i32, unsigned(kChannels));
   auto* v8 = llvm::FixedVectorType::get(ir.getInt8Ty(), unsigned(kChannels));
-  auto splat = [&](int32_t value) { return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value))); };
+  auto splat = [&](int32_t value) {
+    return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value)));
+  };
   // The 4 bytes of a binding from `index` as one i32 (Cortex-M4/M7/M33 load words from any
   // address).
   auto loadWord = [&](unsigned binding, llvm::Value* index) {
@@ -77,7 +79,8 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   };
   // Channels 0, 2 and channels 1, 3 of a word as pairs of i16.
   auto pairs = [&](llvm::Value* word) -> std::pair<llvm::Value*, llvm::Value*> {
-    llvm::Value* rotated = ir.CreateIntrinsic(llvm::Intrinsic::fshr, {i32}, {word, word, ir.getInt32(8)});
+    llvm::Value* rotated =
+        ir.CreateIntrinsic(llvm::Intrinsic::fshr, {i32}, {word, word, ir.getInt32(8)});
     return {ir.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {word}),
             ir.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {rotated})};
   };
@@ -105,8 +108,8 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
       llvm::Value* startValues = corrections ? loadWords(corrections, first) : splat(0);
       if (d.inputs.size() == 3)
         startValues = ir.CreateAdd(startValues, loadWords(kb.bindingPointer(2), first));
-      llvm::Value* m = rescale.multipliers ? loadWords(rescale.multipliers, first)
-                                           : splat(q.multipliers[0]);
+      llvm::Value* m =
+          rescale.multipliers ? loadWords(rescale.multipliers, first) : splat(q.multipliers[0]);
       llvm::Value* s = rescale.shifts ? qShiftLoad(kb, rescale.shifts, first, unsigned(kChannels))
                                       : splat(q.shifts[0]);
 
@@ -139,8 +142,8 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                   llvm::Value* xj = x[size_t(j)];
                   if (border) xj = ir.CreateSelect(inside, xj, ir.getInt32(q.inputZeroPoint));
                   llvm::Value* slot = acc[size_t(j)];
-                  ir.CreateStore(ir.CreateAdd(ir.CreateLoad(i32, slot), ir.CreateMul(xj, w[size_t(j)])),
-                                 slot);
+                  ir.CreateStore(
+                      ir.CreateAdd(ir.CreateLoad(i32, slot), ir.CreateMul(xj, w[size_t(j)])), slot);
                 }
                 return;
               }
@@ -159,10 +162,10 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                                        {llvm::Intrinsic::arm_smlatt, x13, w13}};
               for (int64_t j = 0; j < kChannels; ++j) {
                 llvm::Value* slot = acc[size_t(j)];
-                ir.CreateStore(ir.CreateIntrinsic(products[j].op, {},
-                                                  {products[j].x, products[j].w,
-                                                   ir.CreateLoad(i32, slot)}),
-                               slot);
+                ir.CreateStore(
+                    ir.CreateIntrinsic(products[j].op, {},
+                                       {products[j].x, products[j].w, ir.CreateLoad(i32, slot)}),
+                    slot);
               }
             });
           });
@@ -181,11 +184,12 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
             ir.CreateAdd(qMultiplyLanes(kb, sums, m, s, range), splat(q.outputZeroPoint));
         y = qClampLanes(kb, y, q.actMin, q.actMax);
         llvm::Value* out = ir.CreateAdd(
-            ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)), first);
-        ir.CreateAlignedStore(ir.CreateTrunc(y, v8),
-                              ir.CreateInBoundsGEP(ir.getInt8Ty(),
-                                                   kb.bindingPointer(kb.outputBinding()), out),
-                              llvm::Align(1));
+            ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.C)),
+            first);
+        ir.CreateAlignedStore(
+            ir.CreateTrunc(y, v8),
+            ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(kb.outputBinding()), out),
+            llvm::Align(1));
       });
     });
   });

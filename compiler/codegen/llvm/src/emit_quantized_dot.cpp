@@ -16,14 +16,15 @@
 //     as 4 sign-extending byte loads, products added to a scalar i32 accumulator; what it
 //     saves against the plain loops is the accumulator's load and store per product and the
 //     loads that a block shares.
-// A block of output channels (4; 2 on the DSP extension) shares every chunk loaded of x (16
-// bytes; 4 on the DSP extension); pixels whose taps all lie inside the image go two at a
-// time, sharing every load of w (on the DSP extension 2 channels x 2 pixels: its 13 general
-// registers hold their 4 accumulators, both pixels' x and one channel's w). The reduction runs over the contiguous input channels of one
-// tap, or over a whole kernel row (KW taps, KW * C bytes, contiguous in x and w when the
-// dilation is 1 and the row lies inside the image). Leftover channels (C mod the chunk) are
-// scalar. The block's lane sums share one shuffle tree, and its bias, rescale, zero point
-// and clamp run on <4 x i32>.
+// A block of output channels (4; 2 on the microcontrollers) shares every chunk loaded of x
+// (16 bytes; 4 on the microcontrollers); pixels whose taps all lie inside the image go two at
+// a time, sharing every load of w (on the microcontrollers 2 channels x 2 pixels: the DSP
+// extension's 13 general registers hold their 4 accumulators, both pixels' x and one
+// channel's w). The reduction runs over the contiguous input channels of one tap, or over a
+// whole kernel row (KW taps, KW * C bytes, contiguous in x and w when the dilation is 1 and
+// the row lies inside the image). Leftover channels (C mod the chunk) are scalar. The block's
+// lane sums share one shuffle tree, and its bias, rescale, zero point and clamp run on
+// <4 x i32> (lane by lane on the microcontrollers).
 //
 // Input zero point: with offset o (128 for VNNI, else 0) the kernels accumulate (x + o) * w
 // and need z = zx + o subtracted: the accumulator starts at -z * sum(w) (the lowering's
@@ -43,10 +44,10 @@ namespace {
 
 using Int8Dot = EmitTarget::Int8Dot;
 
-constexpr int64_t kChunk = 16;     // bytes of x and of w per dot-product step (vectors)
-constexpr int64_t kDspChunk = 4;   // the same on the Arm DSP extension (one 32-bit register)
-constexpr int64_t kBlock = 4;      // output channels per block (one x load serves all)
-constexpr int64_t kDspBlock = 2;   // the same on the DSP extension
+constexpr int64_t kChunk = 16;    // bytes of x and of w per dot-product step (vectors)
+constexpr int64_t kDspChunk = 4;  // the same on the Arm DSP extension (one 32-bit register)
+constexpr int64_t kBlock = 4;     // output channels per block (one x load serves all)
+constexpr int64_t kDspBlock = 2;  // the same on the DSP extension
 // Neighbouring interior pixels per block (one w load serves all); the largest pixelsPerBlock.
 constexpr int64_t kPairPixels = 2;
 // Largest stack table of per-channel weight sums a convolution computes for itself.
@@ -97,15 +98,15 @@ class DotUnit {
       case Int8Dot::ArmDsp:
         // Bytes 0, 2 of x times those of w, then bytes 1, 3: all four products.
         for (uint64_t half = 0; half < 2; ++half) {
-          acc = ir_.CreateIntrinsic(llvm::Intrinsic::arm_smlad, {},
-                                    {ir_.CreateExtractElement(x, half),
-                                     ir_.CreateExtractElement(w, half), acc});
+          acc = ir_.CreateIntrinsic(
+              llvm::Intrinsic::arm_smlad, {},
+              {ir_.CreateExtractElement(x, half), ir_.CreateExtractElement(w, half), acc});
         }
         return acc;
       case Int8Dot::Scalar:
         for (uint64_t j = 0; j < uint64_t(kDspChunk); ++j) {
-          acc = ir_.CreateAdd(acc, ir_.CreateMul(ir_.CreateExtractElement(x, j),
-                                                 ir_.CreateExtractElement(w, j)));
+          acc = ir_.CreateAdd(
+              acc, ir_.CreateMul(ir_.CreateExtractElement(x, j), ir_.CreateExtractElement(w, j)));
         }
         return acc;
       case Int8Dot::None:
@@ -119,7 +120,8 @@ class DotUnit {
     llvm::Value* address =
         ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(binding), index);
     // (Cortex-M4/M7/M33 load words from any address.)
-    if (kind_ == Int8Dot::ArmDsp) return ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
+    if (kind_ == Int8Dot::ArmDsp)
+      return ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
     if (kind_ == Int8Dot::Scalar) {
       // <4 x i32> of 4 sign-extended byte loads (RV32 has no cheap unaligned word load).
       llvm::Value* bytes = llvm::PoisonValue::get(llvm::FixedVectorType::get(ir_.getInt32Ty(), 4));
@@ -147,7 +149,8 @@ class DotUnit {
         // second of the word rotated right by 8, which SXTB16 takes as an operand).
         llvm::Value* rotated = ir_.CreateIntrinsic(llvm::Intrinsic::fshr, {ir_.getInt32Ty()},
                                                    {bytes, bytes, ir_.getInt32(8)});
-        llvm::Value* pairs = llvm::PoisonValue::get(llvm::FixedVectorType::get(ir_.getInt32Ty(), 2));
+        llvm::Value* pairs =
+            llvm::PoisonValue::get(llvm::FixedVectorType::get(ir_.getInt32Ty(), 2));
         pairs = ir_.CreateInsertElement(
             pairs, ir_.CreateIntrinsic(llvm::Intrinsic::arm_sxtb16, {}, {bytes}), uint64_t(0));
         return ir_.CreateInsertElement(
@@ -520,9 +523,9 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
         outBase.push_back(outAt(ow));
       }
       kb.forRange(0, pairBlocks, [&](llvm::Value* blockIndex) {
-        Block block = startBlock(kb, unit, slots, zp,
-                                 ir.CreateMul(blockIndex, kb.index(pairChannels)), g.OC,
-                                 pairPixels);
+        Block block =
+            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(pairChannels)), g.OC,
+                       pairPixels);
         kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
           if (rowSpans) {
@@ -550,8 +553,9 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
                              (g.OH - 1) * g.sh + (g.KH - 1) * g.dh < g.H &&
                              (g.OW - 1) * g.sw + (g.KW - 1) * g.dw < g.W;
     if (allInterior && g.OW % pairPixels == 0) {
-      kb.forRange(0, g.OW / pairPixels,
-                  [&](llvm::Value* group) { interiorPixels(ir.CreateMul(group, kb.index(pairPixels))); });
+      kb.forRange(0, g.OW / pairPixels, [&](llvm::Value* group) {
+        interiorPixels(ir.CreateMul(group, kb.index(pairPixels)));
+      });
       return;
     }
     // Interior rows and columns: ih and iw of every tap inside the image.

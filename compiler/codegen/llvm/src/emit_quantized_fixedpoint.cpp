@@ -81,9 +81,9 @@ llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, l
     // i64 it became a full 64-bit multiply).
     llvm::Value* result = llvm::PoisonValue::get(vector);
     for (uint64_t i = 0; i < vector->getNumElements(); ++i) {
-      llvm::Value* lane = qMultiplyLanes(kb, ir.CreateExtractElement(x, i),
-                                         ir.CreateExtractElement(m, i),
-                                         ir.CreateExtractElement(shift, i), range);
+      llvm::Value* lane =
+          qMultiplyLanes(kb, ir.CreateExtractElement(x, i), ir.CreateExtractElement(m, i),
+                         ir.CreateExtractElement(shift, i), range);
       result = ir.CreateInsertElement(result, lane, i);
     }
     return result;

@@ -54,8 +54,8 @@ int8_t requantize(int32_t acc, double effectiveScale, int32_t zeroPoint) {
 // NHWC convolution (depthwise: one input channel per output channel), TFLite's SAME padding.
 std::vector<int8_t> conv(const std::vector<int8_t>& x, int H, int W, int C, Quant xq,
                          const std::vector<int8_t>& w, const std::vector<float>& wScales,
-                         const std::vector<int32_t>& bias, int OC, int K, int stride,
-                         bool same, bool depthwise, Quant yq, int& OH, int& OW) {
+                         const std::vector<int32_t>& bias, int OC, int K, int stride, bool same,
+                         bool depthwise, Quant yq, int& OH, int& OW) {
   OH = same ? (H + stride - 1) / stride : (H - K) / stride + 1;
   OW = same ? (W + stride - 1) / stride : (W - K) / stride + 1;
   const int pt = same ? std::max((OH - 1) * stride + K - H, 0) / 2 : 0;
@@ -127,16 +127,19 @@ int main(int argc, char** argv) {
 
   // The reference.
   int H1, W1, H2, W2, H3, W3;
-  std::vector<int8_t> y1 = conv(x, H, W, C, xq, w1, w1Scales, b1, C1, 3, 1, true, false, y1q, H1, W1);
-  std::vector<int8_t> y2 = conv(y1, H1, W1, C1, y1q, w2, w2Scales, b2, C1, 3, 2, true, true, y2q, H2, W2);
-  std::vector<int8_t> y3 = conv(y2, H2, W2, C1, y2q, w3, w3Scales, b3, C3, 1, 1, false, false, y3q, H3, W3);
+  std::vector<int8_t> y1 =
+      conv(x, H, W, C, xq, w1, w1Scales, b1, C1, 3, 1, true, false, y1q, H1, W1);
+  std::vector<int8_t> y2 =
+      conv(y1, H1, W1, C1, y1q, w2, w2Scales, b2, C1, 3, 2, true, true, y2q, H2, W2);
+  std::vector<int8_t> y3 =
+      conv(y2, H2, W2, C1, y2q, w3, w3Scales, b3, C3, 1, 1, false, false, y3q, H3, W3);
   const int K = H3 * W3 * C3;  // 175
   std::vector<int8_t> out(static_cast<size_t>(N));
   for (int n = 0; n < N; ++n) {
     int32_t acc = b4[size_t(n)];
     for (int k = 0; k < K; ++k) acc += (y3[size_t(k)] - y3q.zeroPoint) * w4[size_t(n * K + k)];
-    out[size_t(n)] = requantize(acc, double(y3q.scale) * double(w4Scale) / double(outq.scale),
-                                outq.zeroPoint);
+    out[size_t(n)] =
+        requantize(acc, double(y3q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
   }
 
   // The model.
@@ -167,23 +170,38 @@ int main(int argc, char** argv) {
   };
   const auto none = fb::ActivationFunctionType::NONE;
   m.operators = {
-      {3, {0, 1, 2}, {3}, fb::BuiltinOptions::Conv2DOptions,
+      {3,
+       {0, 1, 2},
+       {3},
+       fb::BuiltinOptions::Conv2DOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateConv2DOptions(b, fb::Padding::SAME, 1, 1, none).Union();
        }},
-      {4, {3, 4, 5}, {6}, fb::BuiltinOptions::DepthwiseConv2DOptions,
+      {4,
+       {3, 4, 5},
+       {6},
+       fb::BuiltinOptions::DepthwiseConv2DOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::SAME, 2, 2, 1, none).Union();
        }},
-      {3, {6, 7, 8}, {9}, fb::BuiltinOptions::Conv2DOptions,
+      {3,
+       {6, 7, 8},
+       {9},
+       fb::BuiltinOptions::Conv2DOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateConv2DOptions(b, fb::Padding::VALID, 1, 1, none).Union();
        }},
-      {22, {9, 10}, {11}, fb::BuiltinOptions::ReshapeOptions,
+      {22,
+       {9, 10},
+       {11},
+       fb::BuiltinOptions::ReshapeOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateReshapeOptions(b, b.CreateVector(std::vector<int32_t>{1, K})).Union();
        }},
-      {9, {11, 12, 13}, {14}, fb::BuiltinOptions::FullyConnectedOptions,
+      {9,
+       {11, 12, 13},
+       {14},
+       fb::BuiltinOptions::FullyConnectedOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateFullyConnectedOptions(b, none).Union();
        }},
@@ -191,7 +209,8 @@ int main(int argc, char** argv) {
   m.inputs = {0};
   m.outputs = {14};
   const std::string bytes = buildTflite(m);
-  std::ofstream(dir + "/model.tflite", std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  std::ofstream(dir + "/model.tflite", std::ios::binary)
+      .write(bytes.data(), std::streamsize(bytes.size()));
   writeNpyInt8(dir + "/input.npy", {1, H, W, C}, x);
   writeNpyInt8(dir + "/expected.npy", {1, N}, out);
   std::printf("%s/model.tflite: %d MACs\n", dir.c_str(),
