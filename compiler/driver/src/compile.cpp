@@ -26,6 +26,7 @@
 #include "kiln/codegen/codegen.h"
 #include "kiln/codegen/conv_gemm_plan.h"
 #include "kiln/codegen/dispatch_lowering.h"
+#include "kiln/codegen/fold_corrections.h"
 #include "kiln/codegen/matmul_pack.h"
 #include "kiln/codegen/row_groups.h"
 #include "kiln/codegen/work_queue.h"
@@ -132,6 +133,9 @@ CompiledModel compileModel(const CompileOptions& options) {
   // Weights in the order of the kernel that reads them (panels, Winograd transforms).
   codegen::packConvWeights(dispatchGraph, kernelDescs, target, !options.optimizeForSize);
   codegen::packMatMulWeights(dispatchGraph, kernelDescs, target);  // B in column panels
+  // Microcontrollers: zero-point corrections in the bias constants (one table less).
+  if (!options.optimizeForSize)
+    codegen::foldZeroPointCorrections(dispatchGraph, kernelDescs, target);
   // For several threads: each thread's rows, the activations' layout that keeps them apart,
   // and a memory plan in which bytes pass only between tensors of one layout (whose rows the
   // same threads own).

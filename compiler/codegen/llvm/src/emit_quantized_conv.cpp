@@ -115,7 +115,8 @@ void forChannels(KernelBuilder& kb, int64_t count, const std::function<void(llvm
 // MAC) — not when optimising for size: the tables and border paths cost more flash than the
 // instructions they save on a microcontroller.
 bool useCorrections(KernelBuilder& kb) {
-  return !kb.desc().quant.zeroPointCorrection.empty() && !kb.target().optimizeForSize;
+  const QuantDesc& q = kb.desc().quant;
+  return !q.zeroPointCorrection.empty() && (!kb.target().optimizeForSize || q.correctionInBias);
 }
 
 // What the plain convolution and fully connected kernels set up before their loops.
@@ -124,9 +125,11 @@ struct Accumulation {
   bool wide = false;           // i16 activations: i64 accumulators and the 64-bit rescale
   llvm::Type* type = nullptr;  // i32 or i64
   QRescale rescale;
-  // With a zero-point correction (its table) the accumulators start at -zx * sum(w) and the
-  // inner loops accumulate w * x only: inputZeroPoint, what they subtract from x, is 0.
+  // With a zero-point correction (its table, or already in the bias) the accumulators start
+  // at -zx * sum(w) and the inner loops accumulate w * x only: inputZeroPoint, what they
+  // subtract from x, is 0, and the taps outside the image add zx * w back (`corrected`).
   llvm::Value* corrections = nullptr;
+  bool corrected = false;
   int32_t inputZeroPoint = 0;
 };
 
@@ -137,8 +140,10 @@ Accumulation setUpAccumulation(KernelBuilder& kb) {
   a.wide = a.xt == ElemType::I16;
   a.type = a.wide ? kb.b().getInt64Ty() : kb.b().getInt32Ty();
   a.rescale = qMakeRescale(kb);
-  if (useCorrections(kb)) a.corrections = qTable(kb, d.quant.zeroPointCorrection, "qzpc");
-  a.inputZeroPoint = a.corrections ? 0 : d.quant.inputZeroPoint;
+  a.corrected = useCorrections(kb);
+  if (a.corrected && !d.quant.correctionInBias)
+    a.corrections = qTable(kb, d.quant.zeroPointCorrection, "qzpc");
+  a.inputZeroPoint = a.corrected ? 0 : d.quant.inputZeroPoint;
   return a;
 }
 
@@ -220,7 +225,7 @@ uint32_t emitDepthwiseByPixel(KernelBuilder& kb) {
       llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
       forChannels(kb, g.OC,
                   [&](llvm::Value* oc) { ir.CreateStore(startAccumulator(kb, a, oc), accAt(oc)); });
-      forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrections != nullptr, tap);
+      forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrected, tap);
       llvm::Value* pixel =
           ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC));
       kb.forRange(0, g.OC, [&](llvm::Value* oc) {
@@ -329,7 +334,7 @@ uint32_t emitQuantizedConv(KernelBuilder& kb) {
               accumulate(kb, acc, xv, wv, xRow ? a.inputZeroPoint : 0, 0);
             });
           };
-          forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrections != nullptr, tapWeights);
+          forEachTap(kb, g, xBatch, ihStart, iwStart, a.corrected, tapWeights);
         }
         llvm::Value* at = ir.CreateAdd(
             ir.CreateMul(ir.CreateAdd(ir.CreateMul(row, kb.index(g.OW)), ow), kb.index(g.OC)), oc);

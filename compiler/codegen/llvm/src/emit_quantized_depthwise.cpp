@@ -102,6 +102,7 @@ uint32_t emitQuantizedDepthwiseByChannels(KernelBuilder& kb) {
 
   const QRescale rescale = qMakeRescale(kb);
   const QRescaleRange range = qRescaleRange(q);
+  assert(!q.correctionInBias && "foldZeroPointCorrections runs for microcontrollers only");
   llvm::Value* corrections =
       q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
   // What the taps subtract from x: the zero point, unless the correction took it out.

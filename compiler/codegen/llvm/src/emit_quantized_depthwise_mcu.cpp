@@ -87,8 +87,9 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
 
   const QRescale rescale = qMakeRescale(kb);
   const QRescaleRange range = qRescaleRange(q);
-  llvm::Value* corrections =
-      q.zeroPointCorrection.empty() ? nullptr : qTable(kb, q.zeroPointCorrection, "qzpc");
+  llvm::Value* corrections = q.zeroPointCorrection.empty() || q.correctionInBias
+                                 ? nullptr
+                                 : qTable(kb, q.zeroPointCorrection, "qzpc");
   // x = zx in all four bytes: what a tap outside the image reads.
   const uint32_t zxByte = uint8_t(int8_t(q.inputZeroPoint));
   llvm::Value* zxWord = ir.getInt32(zxByte * 0x01010101u);

@@ -387,7 +387,7 @@ ZeroPoint planZeroPoint(KernelBuilder& kb, const DotUnit& unit, int64_t channels
   llvm::IRBuilder<>& ir = kb.b();
   ZeroPoint zp;
   zp.z = q.inputZeroPoint + unit.offset();
-  if (zp.z == 0) return zp;
+  if (zp.z == 0 || q.correctionInBias) return zp;  // (the bias starts the accumulators)
   if (unit.offset() == 0 && !q.zeroPointCorrection.empty()) {
     zp.corrections = qTable(kb, q.zeroPointCorrection, "qzpc");
     return zp;
@@ -597,7 +597,8 @@ uint32_t emitQuantizedFullyConnectedDot(KernelBuilder& kb) {
   const bool ownSums = z != 0 && (unit.offset() != 0 || q.zeroPointCorrection.empty());
   ZeroPoint zp;
   zp.z = z;
-  if (z != 0 && !ownSums) zp.corrections = qTable(kb, q.zeroPointCorrection, "qzpc");
+  if (z != 0 && !ownSums && !q.correctionInBias)
+    zp.corrections = qTable(kb, q.zeroPointCorrection, "qzpc");
   kb.forWorkgroupShare(B * blocks, [&](llvm::Value* item) {
     llvm::Value* b = ir.CreateUDiv(item, kb.index(blocks));
     llvm::Value* blockIndex = ir.CreateURem(item, kb.index(blocks));

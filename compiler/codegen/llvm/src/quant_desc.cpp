@@ -38,6 +38,7 @@ std::string QuantDesc::key(const KernelDesc& d) {
   printInts(os, "sh", q.shifts);
   printInts(os, "t", q.table);
   printInts(os, "zc", q.zeroPointCorrection);
+  if (q.correctionInBias) os << " zcb";
   return os.str();
 }
 

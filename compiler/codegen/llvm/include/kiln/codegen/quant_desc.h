@@ -54,6 +54,9 @@ struct QuantDesc {
   // taps skipped at the image border add back zx * (their weights) at run time. Empty:
   // the inner loop subtracts the zero point itself.
   std::vector<int32_t> zeroPointCorrection;
+  // The bias constant already holds zeroPointCorrection (foldZeroPointCorrections): the
+  // accumulators start at the bias alone, with the corrected semantics above (no table).
+  bool correctionInBias = false;
   float scale = 1.0f;          // Quantize: output scale; Dequantize: input scale; Mean: sx / sy
   bool sameParameters = false;  // Mean: input and result quantization equal
 
