@@ -16,4 +16,15 @@ std::map<uint32_t, int> constantReads(const ir::DispatchGraph& graph) {
   return reads;
 }
 
+ir::Binding* soleConstantOperand(ir::DispatchGraph& graph, size_t dispatch, int operand,
+                                 std::map<uint32_t, int>& reads) {
+  ir::Binding* found = nullptr;
+  for (ir::Binding& binding : graph.dispatches[dispatch].bindings)
+    if (binding.operandIndex == operand && binding.fusedOp < 0 && binding.resultIndex < 0)
+      found = &binding;
+  if (!found || found->ref.space != ir::Space::Constants) return nullptr;
+  if (reads[found->ref.index] != 1 || found->ref.index >= graph.constants.size()) return nullptr;
+  return found;
+}
+
 }  // namespace kiln::codegen::detail

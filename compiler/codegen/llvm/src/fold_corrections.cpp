@@ -27,12 +27,8 @@ int foldZeroPointCorrections(ir::DispatchGraph& graph, std::vector<KernelDesc>& 
     if (desc.inputs.size() != 3 || desc.epilogue.inputCount != 0 ||
         desc.inputs[2].type != ElemType::I32)
       continue;
-    ir::Binding* bias = nullptr;
-    for (ir::Binding& binding : graph.dispatches[i].bindings)
-      if (binding.operandIndex == 2 && binding.fusedOp < 0 && binding.resultIndex < 0)
-        bias = &binding;
-    if (!bias || bias->ref.space != ir::Space::Constants) continue;
-    if (reads[bias->ref.index] != 1 || bias->ref.index >= graph.constants.size()) continue;
+    const ir::Binding* bias = detail::soleConstantOperand(graph, i, 2, reads);
+    if (!bias) continue;
     ir::ConstantEntry& constant = graph.constants[bias->ref.index];
     const uint64_t bytes = uint64_t(q.zeroPointCorrection.size()) * sizeof(int32_t);
     if (bias->ref.offset != 0 || bias->ref.length != bytes || constant.bytes.size() != bytes)

@@ -79,12 +79,8 @@ int packMatMulWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels
     if (desc.kind != KernelKind::MatMul || desc.bPanel != 0) continue;
     MatMulPanelTile tile = matMulPanelTile(desc, unit);
     if (!tile.applies()) continue;
-    const ir::Binding* weights = nullptr;
-    for (const ir::Binding& binding : graph.dispatches[i].bindings)
-      if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
-        weights = &binding;
-    if (!weights || weights->ref.space != ir::Space::Constants) continue;
-    if (reads[weights->ref.index] != 1 || weights->ref.index >= graph.constants.size()) continue;
+    const ir::Binding* weights = detail::soleConstantOperand(graph, i, 1, reads);
+    if (!weights) continue;
     ir::ConstantEntry& constant = graph.constants[weights->ref.index];
     const std::vector<int64_t>& bs = desc.inputs[1].shape;
     const int64_t n = desc.transB ? bs[bs.size() - 2] : bs.back();

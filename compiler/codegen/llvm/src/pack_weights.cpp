@@ -37,12 +37,8 @@ int packConvWeights(ir::DispatchGraph& graph, std::vector<KernelDesc>& kernels,
                                             : ConvWeights::Int8OcBlocks;
     if (layout == ConvWeights::Oihw) continue;
     // The weights: the dispatch's second operand, a constant only this dispatch reads.
-    ir::Binding* weights = nullptr;
-    for (ir::Binding& binding : graph.dispatches[i].bindings)
-      if (binding.operandIndex == 1 && binding.fusedOp < 0 && binding.resultIndex < 0)
-        weights = &binding;
-    if (!weights || weights->ref.space != ir::Space::Constants) continue;
-    if (reads[weights->ref.index] != 1 || weights->ref.index >= graph.constants.size()) continue;
+    ir::Binding* weights = detail::soleConstantOperand(graph, i, 1, reads);
+    if (!weights) continue;
     ir::ConstantEntry& constant = graph.constants[weights->ref.index];
     if (int8OcBlock > 0) {
       const std::vector<int64_t>& ws = desc.inputs[1].shape;  // [OC, KH, KW, C]

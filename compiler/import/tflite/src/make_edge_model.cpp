@@ -169,14 +169,15 @@ int main(int argc, char** argv) {
       {"out", i8, {1, N}, {}, {outq.scale}, {outq.zeroPoint}},
   };
   const auto none = fb::ActivationFunctionType::NONE;
+  // CONV_2D (code 3) from tensor `in` (weights and bias next) to `out`.
+  auto conv2d = [&](int32_t in, int32_t out, fb::Padding padding) {
+    return TestOperator{3, {in, in + 1, in + 2}, {out}, fb::BuiltinOptions::Conv2DOptions,
+                        [=](flatbuffers::FlatBufferBuilder& b) {
+                          return fb::CreateConv2DOptions(b, padding, 1, 1, none).Union();
+                        }};
+  };
   m.operators = {
-      {3,
-       {0, 1, 2},
-       {3},
-       fb::BuiltinOptions::Conv2DOptions,
-       [&](flatbuffers::FlatBufferBuilder& b) {
-         return fb::CreateConv2DOptions(b, fb::Padding::SAME, 1, 1, none).Union();
-       }},
+      conv2d(0, 3, fb::Padding::SAME),
       {4,
        {3, 4, 5},
        {6},
@@ -184,13 +185,7 @@ int main(int argc, char** argv) {
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::SAME, 2, 2, 1, none).Union();
        }},
-      {3,
-       {6, 7, 8},
-       {9},
-       fb::BuiltinOptions::Conv2DOptions,
-       [&](flatbuffers::FlatBufferBuilder& b) {
-         return fb::CreateConv2DOptions(b, fb::Padding::VALID, 1, 1, none).Union();
-       }},
+      conv2d(6, 9, fb::Padding::VALID),
       {22,
        {9, 10},
        {11},
