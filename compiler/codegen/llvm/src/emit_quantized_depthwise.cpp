@@ -1,8 +1,8 @@
 // Int8 depthwise convolutions (depth multiplier 1, NHWC) vectorised over the channels, on
-// every target with vector registers (not microcontrollers, which keep the plain loops of
-// emit_quantized_conv.cpp byte for byte). Every product and sum is the same i32 as in those
-// loops (TFLite's reference arithmetic; wrapping i32 addition is associative), so the bytes
-// are identical.
+// every target with vector registers (microcontrollers: emit_quantized_depthwise_mcu.cpp, or
+// the plain loops of emit_quantized_conv.cpp). Every product and sum is the same i32 as in the
+// plain loops (TFLite's reference arithmetic; wrapping i32 addition is associative), so the
+// bytes are identical.
 //
 // A work item is one output row. Per block of L channels (L = the target's i32 lanes, halved
 // for thinner layers; where L does not divide C the last block overlaps the one before and
