@@ -1,7 +1,7 @@
 // kiln_make_tflite_edge_model DIR: writes DIR/model.tflite, an int8 TFLite model whose shapes
 // fall off every kernel's fast path (5 input channels: a kernel row of 15 bytes, 7 output
-// channels, padding on every side, a stride-2 depthwise layer, a fully connected layer over
-// 175 values into 9), DIR/input.npy (seeded random int8) and DIR/expected.npy: the output as
+// channels, padding on every side, a stride-2 depthwise layer and one over 7 channels, a fully
+// connected layer over 175 values into 9), DIR/input.npy (seeded random int8) and DIR/expected.npy: the output as
 // TFLite's reference kernels compute it, written out here from their arithmetic (int32 sums of
 // (x - zx) * w, QuantizeMultiplier of the double effective scale, MultiplyByQuantizedMultiplier
 // in quantized_reference.h), not through kiln. The microcontroller tests run the model against
@@ -109,11 +109,12 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   std::filesystem::create_directories(dir);
   const int H = 9, W = 9, C = 5, C1 = 8, C3 = 7, N = 9;
-  const Quant xq{0.05f, -3}, y1q{0.1f, 2}, y2q{0.12f, -1}, y3q{0.1f, 0}, outq{1.5f, 5};
-  std::vector<float> w1Scales, w2Scales, w3Scales;
+  const Quant xq{0.05f, -3}, y1q{0.1f, 2}, y2q{0.12f, -1}, y3q{0.1f, 0}, y4q{0.11f, 1}, outq{3.0f, 5};
+  std::vector<float> w1Scales, w2Scales, w3Scales, w5Scales;
   for (int c = 0; c < C1; ++c) w1Scales.push_back(0.01f + 0.002f * float(c));
   for (int c = 0; c < C1; ++c) w2Scales.push_back(0.02f + 0.003f * float(c));
   for (int c = 0; c < C3; ++c) w3Scales.push_back(0.015f + 0.001f * float(c));
+  for (int c = 0; c < C3; ++c) w5Scales.push_back(0.02f + 0.002f * float(c));
   const float w4Scale = 0.01f;
   const std::vector<int8_t> x = randomInts<int8_t>(size_t(H * W * C), 1, -128, 127);
   const std::vector<int8_t> w1 = randomInts<int8_t>(size_t(C1 * 3 * 3 * C), 2, -127, 127);
@@ -123,23 +124,28 @@ int main(int argc, char** argv) {
   const std::vector<int32_t> b1 = randomInts<int32_t>(size_t(C1), 6, -3000, 3000);
   const std::vector<int32_t> b2 = randomInts<int32_t>(size_t(C1), 7, -3000, 3000);
   const std::vector<int32_t> b3 = randomInts<int32_t>(size_t(C3), 8, -3000, 3000);
+  const std::vector<int8_t> w5 = randomInts<int8_t>(size_t(3 * 3 * C3), 10, -127, 127);
+  const std::vector<int32_t> b5 = randomInts<int32_t>(size_t(C3), 11, -3000, 3000);
   const std::vector<int32_t> b4 = randomInts<int32_t>(size_t(N), 9, -3000, 3000);
 
   // The reference.
-  int H1, W1, H2, W2, H3, W3;
+  int H1, W1, H2, W2, H3, W3, H4, W4;
   std::vector<int8_t> y1 =
       conv(x, H, W, C, xq, w1, w1Scales, b1, C1, 3, 1, true, false, y1q, H1, W1);
   std::vector<int8_t> y2 =
       conv(y1, H1, W1, C1, y1q, w2, w2Scales, b2, C1, 3, 2, true, true, y2q, H2, W2);
   std::vector<int8_t> y3 =
       conv(y2, H2, W2, C1, y2q, w3, w3Scales, b3, C3, 1, 1, false, false, y3q, H3, W3);
-  const int K = H3 * W3 * C3;  // 175
+  // 7 channels: not a multiple of the microcontroller depthwise kernel's 4 (the plain loops).
+  std::vector<int8_t> y4 =
+      conv(y3, H3, W3, C3, y3q, w5, w5Scales, b5, C3, 3, 1, true, true, y4q, H4, W4);
+  const int K = H4 * W4 * C3;  // 175
   std::vector<int8_t> out(static_cast<size_t>(N));
   for (int n = 0; n < N; ++n) {
     int32_t acc = b4[size_t(n)];
-    for (int k = 0; k < K; ++k) acc += (y3[size_t(k)] - y3q.zeroPoint) * w4[size_t(n * K + k)];
+    for (int k = 0; k < K; ++k) acc += (y4[size_t(k)] - y4q.zeroPoint) * w4[size_t(n * K + k)];
     out[size_t(n)] =
-        requantize(acc, double(y3q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
+        requantize(acc, double(y4q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
   }
 
   // The model.
@@ -162,10 +168,13 @@ int main(int argc, char** argv) {
       {"w3", i8, {C3, 1, 1, C1}, int8Bytes(w3), w3Scales, zeros(C3), 0},
       {"b3", i32, {C3}, int32Bytes(b3), scalesOf(w3Scales, y2q.scale), zeros(C3), 0},
       {"y3", i8, {1, H3, W3, C3}, {}, {y3q.scale}, {y3q.zeroPoint}},
+      {"w5", i8, {1, 3, 3, C3}, int8Bytes(w5), w5Scales, zeros(C3), 3},
+      {"b5", i32, {C3}, int32Bytes(b5), scalesOf(w5Scales, y3q.scale), zeros(C3), 0},
+      {"y4", i8, {1, H4, W4, C3}, {}, {y4q.scale}, {y4q.zeroPoint}},
       {"shape", i32, {2}, int32Bytes({1, K})},
-      {"r", i8, {1, K}, {}, {y3q.scale}, {y3q.zeroPoint}},
+      {"r", i8, {1, K}, {}, {y4q.scale}, {y4q.zeroPoint}},
       {"w4", i8, {N, K}, int8Bytes(w4), {w4Scale}, {0}},
-      {"b4", i32, {N}, int32Bytes(b4), {y3q.scale * w4Scale}, {0}},
+      {"b4", i32, {N}, int32Bytes(b4), {y4q.scale * w4Scale}, {0}},
       {"out", i8, {1, N}, {}, {outq.scale}, {outq.zeroPoint}},
   };
   const auto none = fb::ActivationFunctionType::NONE;
@@ -176,39 +185,44 @@ int main(int argc, char** argv) {
                           return fb::CreateConv2DOptions(b, padding, 1, 1, none).Union();
                         }};
   };
+  // DEPTHWISE_CONV_2D (code 4) from tensor `in` (weights and bias next) to `out`, SAME.
+  auto depthwise = [&](int32_t in, int32_t out, int stride) {
+    return TestOperator{4, {in, in + 1, in + 2}, {out}, fb::BuiltinOptions::DepthwiseConv2DOptions,
+                        [=](flatbuffers::FlatBufferBuilder& b) {
+                          return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::SAME, stride,
+                                                                  stride, 1, none)
+                              .Union();
+                        }};
+  };
   m.operators = {
       conv2d(0, 3, fb::Padding::SAME),
-      {4,
-       {3, 4, 5},
-       {6},
-       fb::BuiltinOptions::DepthwiseConv2DOptions,
-       [&](flatbuffers::FlatBufferBuilder& b) {
-         return fb::CreateDepthwiseConv2DOptions(b, fb::Padding::SAME, 2, 2, 1, none).Union();
-       }},
+      depthwise(3, 6, 2),
       conv2d(6, 9, fb::Padding::VALID),
+      depthwise(9, 12, 1),
       {22,
-       {9, 10},
-       {11},
+       {12, 13},
+       {14},
        fb::BuiltinOptions::ReshapeOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateReshapeOptions(b, b.CreateVector(std::vector<int32_t>{1, K})).Union();
        }},
       {9,
-       {11, 12, 13},
-       {14},
+       {14, 15, 16},
+       {17},
        fb::BuiltinOptions::FullyConnectedOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateFullyConnectedOptions(b, none).Union();
        }},
   };
   m.inputs = {0};
-  m.outputs = {14};
+  m.outputs = {17};
   const std::string bytes = buildTflite(m);
   std::ofstream(dir + "/model.tflite", std::ios::binary)
       .write(bytes.data(), std::streamsize(bytes.size()));
   writeNpyInt8(dir + "/input.npy", {1, H, W, C}, x);
   writeNpyInt8(dir + "/expected.npy", {1, N}, out);
   std::printf("%s/model.tflite: %d MACs\n", dir.c_str(),
-              H1 * W1 * C1 * 9 * C + H2 * W2 * C1 * 9 + H3 * W3 * C3 * C1 + N * K);
+              H1 * W1 * C1 * 9 * C + H2 * W2 * C1 * 9 + H3 * W3 * C3 * C1 + H4 * W4 * C3 * 9 +
+                  N * K);
   return 0;
 }
