@@ -1,9 +1,9 @@
 // Register-tiled convolution for targets with vector registers (width stride 1 or 2), and for
 // microcontrollers with a hardware FPU but no vector registers (Cortex-M4F/M7/M33, RV32F),
 // where a "vector" of 4 columns is 4 scalar registers: 2 output channels x 4 columns of
-// accumulators, 4 input and 2 weight registers fit the FPU's 32 (16 on RV32F: it spills a
-// little), each input feeding 2 multiply-adds and each weight 4, against the plain loop's
-// load, multiply-add and store of the output per product.
+// accumulators, 4 input and 2 weight registers fit the FPU's 32 single-precision registers,
+// each input feeding 2 multiply-adds and each weight 4, against the plain loop's load,
+// multiply-add and store of the output per product.
 // A work item is one output row (n, oh[, od]) of a block of OCB output channels. The row's
 // interior columns, whose taps all lie inside the image, are covered by tiles of U vectors of
 // V columns: the OCB x U accumulators stay in registers over the whole reduction (input
@@ -259,7 +259,8 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
                   kb.load(1, f32, b.CreateAdd(filterRow, kb.index(o * filterSize + kw)));
               llvm::Value* wv = b.CreateVectorSplat(t.lanes, w);
               for (int64_t u = 0; u < t.vectors; ++u) {
-                // On a scalar FPU one fused multiply-add where it has one (Cortex-M7/M33).
+                // On a scalar FPU fused where LLVM finds it faster (Cortex-M7, RV32F; on
+                // M4F/M33 VFMA is no faster than VMUL + VADD).
                 acc[o][u] = scalarFpu
                                 ? b.CreateIntrinsic(llvm::Intrinsic::fmuladd,
                                                     {acc[o][u]->getType()}, {xv[u], wv, acc[o][u]})

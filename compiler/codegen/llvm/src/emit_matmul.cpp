@@ -250,7 +250,7 @@ uint32_t emitMatMul(KernelBuilder& kb) {
           for (int64_t j = 0; j < width; ++j) {
             llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bAt, kb.index(j * bN)));
             llvm::Value* slot = acc[size_t(j)];
-            // fmuladd: one VFMA where the FPU has it (fpv5: Cortex-M7/M33; RV32F's fmadd.s).
+            // fmuladd: fused where LLVM finds it faster (Cortex-M7's VFMA, RV32F's fmadd.s).
             b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
                                             {a, bValue, b.CreateLoad(b.getFloatTy(), slot)}),
                           slot);

@@ -48,7 +48,7 @@ constexpr int64_t kChunk = 16;    // bytes of x and of w per dot-product step (v
 constexpr int64_t kDspChunk = 4;  // the same on the Arm DSP extension (one 32-bit register)
 constexpr int64_t kBlock = 4;     // output channels per block (one x load serves all)
 constexpr int64_t kDspBlock = 2;  // the same on the DSP extension
-// Neighbouring interior pixels per block (one w load serves all); the largest pixelsPerBlock.
+// Neighbouring interior pixels per block (one w load serves all).
 constexpr int64_t kPairPixels = 2;
 // Largest stack table of per-channel weight sums a convolution computes for itself.
 constexpr int64_t kMaxWeightSumChannels = 4096;
@@ -66,10 +66,8 @@ class DotUnit {
   // Output channels per block of `pixels` pixels (the DSP extension: 2 x 2 or 4 x 1, four
   // accumulators either way).
   int64_t block(int64_t pixels) const { return scalarAcc() && pixels > 1 ? kDspBlock : kBlock; }
-  // Neighbouring interior pixels a block takes at once.
-  int64_t pixelsPerBlock() const { return kPairPixels; }
 
-  // The accumulators: i32 vectors whose lanes finishBlock sums, or (DSP) one i32.
+  // The accumulators: i32 vectors whose lanes finishBlock sums, or (microcontrollers) one i32.
   llvm::Type* accType() const {
     if (scalarAcc()) return ir_.getInt32Ty();
     return llvm::FixedVectorType::get(ir_.getInt32Ty(), kind_ == Int8Dot::Avx2 ? 8 : 4);
@@ -440,7 +438,7 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   DotUnit unit(kb);
   const QRescale rescale = qMakeRescale(kb);
   const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
-  const int64_t pairPixels = unit.pixelsPerBlock();
+  const int64_t pairPixels = kPairPixels;
   const Slots slots = makeSlots(kb, unit, pairPixels);
   // Blocks of channels for one pixel and for pairs of interior pixels.
   const int64_t singleChannels = unit.block(1), pairChannels = unit.block(pairPixels);

@@ -148,35 +148,38 @@ int main(int argc, char** argv) {
         requantize(acc, double(y4q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
   }
 
-  // The model.
-  auto scalesOf = [](const std::vector<float>& s, float input) {
-    std::vector<float> b;
-    for (float v : s) b.push_back(input * v);
-    return b;
-  };
-  auto zeros = [](size_t n) { return std::vector<int64_t>(n, 0); };
+  // The model: tensors in the order the operators below name them.
   const fb::TensorType i8 = fb::TensorType::INT8, i32 = fb::TensorType::INT32;
   TestModel m;
-  m.tensors = {
-      {"x", i8, {1, H, W, C}, {}, {xq.scale}, {xq.zeroPoint}},
-      {"w1", i8, {C1, 3, 3, C}, int8Bytes(w1), w1Scales, zeros(C1), 0},
-      {"b1", i32, {C1}, int32Bytes(b1), scalesOf(w1Scales, xq.scale), zeros(C1), 0},
-      {"y1", i8, {1, H1, W1, C1}, {}, {y1q.scale}, {y1q.zeroPoint}},
-      {"w2", i8, {1, 3, 3, C1}, int8Bytes(w2), w2Scales, zeros(C1), 3},
-      {"b2", i32, {C1}, int32Bytes(b2), scalesOf(w2Scales, y1q.scale), zeros(C1), 0},
-      {"y2", i8, {1, H2, W2, C1}, {}, {y2q.scale}, {y2q.zeroPoint}},
-      {"w3", i8, {C3, 1, 1, C1}, int8Bytes(w3), w3Scales, zeros(C3), 0},
-      {"b3", i32, {C3}, int32Bytes(b3), scalesOf(w3Scales, y2q.scale), zeros(C3), 0},
-      {"y3", i8, {1, H3, W3, C3}, {}, {y3q.scale}, {y3q.zeroPoint}},
-      {"w5", i8, {1, 3, 3, C3}, int8Bytes(w5), w5Scales, zeros(C3), 3},
-      {"b5", i32, {C3}, int32Bytes(b5), scalesOf(w5Scales, y3q.scale), zeros(C3), 0},
-      {"y4", i8, {1, H4, W4, C3}, {}, {y4q.scale}, {y4q.zeroPoint}},
-      {"shape", i32, {2}, int32Bytes({1, K})},
-      {"r", i8, {1, K}, {}, {y4q.scale}, {y4q.zeroPoint}},
-      {"w4", i8, {N, K}, int8Bytes(w4), {w4Scale}, {0}},
-      {"b4", i32, {N}, int32Bytes(b4), {y4q.scale * w4Scale}, {0}},
-      {"out", i8, {1, N}, {}, {outq.scale}, {outq.zeroPoint}},
+  auto activation = [&](const char* name, std::vector<int32_t> shape, Quant q) {
+    m.tensors.push_back({name, i8, std::move(shape), {}, {q.scale}, {q.zeroPoint}});
   };
+  // A convolution's per-channel weights (quantised along `axis`) and bias (scale input x w).
+  auto convParameters = [&](const char* w, const char* b, std::vector<int32_t> shape,
+                            const std::vector<int8_t>& weights, const std::vector<float>& scales,
+                            int32_t axis, const std::vector<int32_t>& bias, Quant input) {
+    const size_t channels = scales.size();
+    std::vector<float> biasScales;
+    for (float v : scales) biasScales.push_back(input.scale * v);
+    m.tensors.push_back({w, i8, std::move(shape), int8Bytes(weights), scales,
+                         std::vector<int64_t>(channels, 0), axis});
+    m.tensors.push_back({b, i32, {int32_t(channels)}, int32Bytes(bias), biasScales,
+                         std::vector<int64_t>(channels, 0), 0});
+  };
+  activation("x", {1, H, W, C}, xq);
+  convParameters("w1", "b1", {C1, 3, 3, C}, w1, w1Scales, 0, b1, xq);
+  activation("y1", {1, H1, W1, C1}, y1q);
+  convParameters("w2", "b2", {1, 3, 3, C1}, w2, w2Scales, 3, b2, y1q);
+  activation("y2", {1, H2, W2, C1}, y2q);
+  convParameters("w3", "b3", {C3, 1, 1, C1}, w3, w3Scales, 0, b3, y2q);
+  activation("y3", {1, H3, W3, C3}, y3q);
+  convParameters("w5", "b5", {1, 3, 3, C3}, w5, w5Scales, 3, b5, y3q);
+  activation("y4", {1, H4, W4, C3}, y4q);
+  m.tensors.push_back({"shape", i32, {2}, int32Bytes({1, K})});
+  activation("r", {1, K}, y4q);
+  m.tensors.push_back({"w4", i8, {N, K}, int8Bytes(w4), {w4Scale}, {0}});
+  m.tensors.push_back({"b4", i32, {N}, int32Bytes(b4), {y4q.scale * w4Scale}, {0}});
+  activation("out", {1, N}, outq);
   const auto none = fb::ActivationFunctionType::NONE;
   // CONV_2D (code 3) from tensor `in` (weights and bias next) to `out`.
   auto conv2d = [&](int32_t in, int32_t out, fb::Padding padding) {

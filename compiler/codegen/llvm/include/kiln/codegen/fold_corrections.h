@@ -5,7 +5,7 @@
 // accumulators start so that the inner loops multiply x, not x - zx. The kernels keep it as a
 // table in the kernel object. Where the layer also has a constant int32 bias that it alone
 // reads, the correction can be added to the bias instead: one table less in flash (on
-// Cortex-M33 VWW's kernels and tables 51.3 -> 40.4 KB), one load less per block. The kernels
+// Cortex-M33 VWW's kernels and tables 51.3 -> 39.2 KB), one load less per block. The kernels
 // then start at the bias alone (QuantDesc::correctionInBias) with the corrected semantics
 // (taps outside the image add zx * w back), whichever kernel runs the layer (the DSP or RV32
 // blocks, the microcontroller depthwise kernel or the plain loops). For microcontroller
