@@ -52,6 +52,14 @@ BOARDS = {
         link=ARM_LINK + ["-T", os.path.join(HERE, "boards", "mps2_an505.ld")],
         board_c="board_arm.c",
         qemu=["qemu-system-arm", "-M", "mps2-an505", "-cpu", "cortex-m33"]),
+    "m55": dict(
+        desc="Cortex-M55, Helium (MVE) and FPU (QEMU mps3-an547)", arch="arm", soft=False,
+        cc="arm-none-eabi-gcc", cxx="arm-none-eabi-g++",
+        flags=["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
+        kiln=["--target=cortex-m55"],
+        link=ARM_LINK + ["-T", os.path.join(HERE, "boards", "mps3_an547.ld")],
+        board_c="board_arm.c",
+        qemu=["qemu-system-arm", "-M", "mps3-an547", "-cpu", "cortex-m55"]),
     "m7": dict(
         desc="Cortex-M7, double-precision FPU (QEMU mps2-an500)", arch="arm", soft=False,
         cc="arm-none-eabi-gcc", cxx="arm-none-eabi-g++",

@@ -13,6 +13,7 @@ import sys
 
 BUDGET = 512
 TARGETS = [["--target=cortex-m33"], ["--target=cortex-m4"], ["--target=cortex-m7"],
+           ["--target=cortex-m55"],
            ["--target-triple=thumbv7em-none-eabihf", "--target-cpu=cortex-m4"],
            ["--target=rv32imac"], ["--target=rv32imafc"]]
 

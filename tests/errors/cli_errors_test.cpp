@@ -230,7 +230,7 @@ TEST(CliErrors, Compile) {
               "cannot open '/nonexistent/m.onnx': No such file or directory");
   expectError({"compile", model, "-o", out, "--target=pdp11"},
               "unknown --target 'pdp11'; valid targets: host, x86_64, x86_64-v3, x86_64-v4, "
-              "aarch64, aarch64-dotprod, riscv64, cortex-m4, cortex-m33, cortex-m7, rv32imac, "
+              "aarch64, aarch64-dotprod, riscv64, cortex-m4, cortex-m33, cortex-m7, cortex-m55, rv32imac, "
               "rv32imafc");
   expectError({"compile", model, "-o", out, "--input-shape=image"},
               "--input-shape=image: missing ':' between name and dims (expected NAME:DIMS, e.g. "

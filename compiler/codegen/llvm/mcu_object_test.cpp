@@ -235,5 +235,27 @@ TEST(McuInt8, DspExtensionKernels) {
   EXPECT_FALSE(generateKernels(int8Kernels(), riscv).bytes.empty());
 }
 
+// Cortex-M55 (Helium): the dot products sum 16 products per VMLAV.S8, a span's last bytes
+// are one predicated load (a fully connected layer over 20 values: 16 + 4), the depthwise
+// kernel's four channels are one vector (VLDRB.S32), the rescale runs on VQRDMULH and VRSHL;
+// --optimize=size keeps the plain loops.
+TEST(McuInt8, HeliumKernels) {
+  TargetRequest request;
+  request.name = "cortex-m55";
+  TargetConfig target = resolveTarget(request);
+  std::vector<KernelDesc> kernels = int8Kernels();
+  KernelDesc tail = kernels.back();
+  tail.inputs[0].shape = {1, 20};
+  tail.inputs[1].shape = {10, 20};
+  kernels.push_back(tail);
+  std::set<std::string> fast = mnemonics(generateKernels(kernels, target), target);
+  for (const char* m : {"vmlava.s8", "vldrbt.u8", "vldrb.s32", "vqrdmulh.s32", "vrshl.s32"})
+    EXPECT_TRUE(fast.count(m)) << "no " << m;
+  CodegenOptions small;
+  small.smallestCode = true;
+  std::set<std::string> plain = mnemonics(generateKernels(kernels, target, small), target);
+  EXPECT_FALSE(plain.count("vmlava.s8"));
+}
+
 }  // namespace
 }  // namespace kiln::codegen

@@ -49,6 +49,8 @@ TEST(TargetConfig, FriendlyNamesResolve) {
        KernelOutput::RelocatableObject, ""},
       {"cortex-m7", "thumbv7em-none-eabihf", "cortex-m7", TargetArch::Arm32, FloatAbi::Hard,
        KernelOutput::RelocatableObject, ""},
+      {"cortex-m55", "thumbv8.1m.main-none-eabihf", "cortex-m55", TargetArch::Arm32,
+       FloatAbi::Hard, KernelOutput::RelocatableObject, ""},
       {"rv32imac", "riscv32-unknown-elf", "generic-rv32", TargetArch::RiscV32, FloatAbi::Soft,
        KernelOutput::RelocatableObject, "ilp32"},
       {"rv32imafc", "riscv32-unknown-elf", "generic-rv32", TargetArch::RiscV32, FloatAbi::Hard,
@@ -66,7 +68,7 @@ TEST(TargetConfig, FriendlyNamesResolve) {
     EXPECT_EQ(t.abiName, e.abiName);
     EXPECT_EQ(t.microcontroller, e.output == KernelOutput::RelocatableObject);
   }
-  EXPECT_EQ(targetNames().size(), 12u);
+  EXPECT_EQ(targetNames().size(), 13u);
 }
 
 TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
@@ -86,6 +88,10 @@ TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
   EXPECT_TRUE(has(rv.requiredFeatures, "f"));
   EXPECT_FALSE(has(resolve("rv32imac").requiredFeatures, "f"));
   EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "dsp"));
+  EXPECT_FALSE(has(resolve("cortex-m33").requiredFeatures, "mve"));
+  // Helium (integer; its float instructions are left off, see target_table.cpp).
+  EXPECT_TRUE(has(resolve("cortex-m55").requiredFeatures, "mve"));
+  EXPECT_TRUE(has(resolve("cortex-m55").requiredFeatures, "dsp"));
   EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "fpv5-sp"));
   EXPECT_FALSE(has(resolve("cortex-m4").requiredFeatures, "fpv5-sp"));
 }

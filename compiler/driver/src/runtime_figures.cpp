@@ -8,10 +8,11 @@
 // - callStackBytes: the firmware replaces every kernel of the library by a probe that records
 //   the stack pointer and paints the stack around kiln_context_call; the deeper of the painted
 //   use and the probe's stack pointer below the caller, rounded up to 8, plus 32 bytes margin.
-//   Measured: 304 (cortex-m33, cortex-m7, cortex-m4f), 296 (cortex-m4 soft), 316 (rv32).
+//   Measured: 304 (cortex-m33, cortex-m7, cortex-m4f, cortex-m55), 296 (cortex-m4 soft), 316
+//   (rv32).
 // - loadStackBytes: the painted use of kiln_module_load and kiln_context_init (load is the
 //   deeper: validation), rounded up to 8, plus 32 bytes margin. Measured: 620 (cortex-m33,
-//   cortex-m7, cortex-m4f), 612 (cortex-m4 soft), 604 (rv32).
+//   cortex-m7, cortex-m4f), 616 (cortex-m55), 612 (cortex-m4 soft), 604 (rv32).
 // - module/context/dispatch/binding: sizeof of the runtime's structs on ILP32 EABI/RISC-V;
 //   the firmware checks the header's totals against kiln_module_memory_size() and
 //   kiln_context_memory_size() exactly.
@@ -35,6 +36,7 @@ struct Entry {
 constexpr Entry kMeasured[] = {
     {"cortex-m33", codegen::FloatAbi::Hard, "m33", {4952, 336, 656, 168, 40, 20, 4, true}},
     {"cortex-m7", codegen::FloatAbi::Hard, "m7", {4952, 336, 656, 168, 40, 20, 4, true}},
+    {"cortex-m55", codegen::FloatAbi::Hard, "m55", {4960, 336, 648, 168, 40, 20, 4, true}},
     {"cortex-m4", codegen::FloatAbi::Hard, "m4f", {4962, 336, 656, 168, 40, 20, 4, true}},
     {"cortex-m4", codegen::FloatAbi::Soft, "m4", {4930, 328, 648, 168, 40, 20, 4, true}},
     {"generic-rv32", codegen::FloatAbi::Soft, "rv32imac", {5654, 352, 640, 168, 40, 20, 4, true}},

@@ -90,7 +90,7 @@ void checkOutputFormat(const CompileOptions& options, const codegen::TargetConfi
   }
   if (target.output != codegen::KernelOutput::RelocatableObject)
     throw CompileError("--output-format=static-lib needs a microcontroller target (cortex-m4, "
-                       "cortex-m33, cortex-m7, rv32imac, rv32imafc); target '" +
+                       "cortex-m33, cortex-m7, cortex-m55, rv32imac, rv32imafc); target '" +
                        target.name + "' (" + target.triple + ") builds an embedded ELF");
   if (!options.kernelObjectPath.empty())
     throw CompileError("--output-format=static-lib writes the kernels into its own object; "

@@ -183,8 +183,8 @@ TEST(StaticLib, UnmeasuredTargetSaysSo) {
 TEST(StaticLib, Errors) {
   EXPECT_EQ(errorOf(staticLib("x86_64", scratch("host"))),
             "--output-format=static-lib needs a microcontroller target (cortex-m4, cortex-m33, "
-            "cortex-m7, rv32imac, rv32imafc); target 'x86_64' (x86_64-unknown-linux-gnu) builds "
-            "an embedded ELF");
+            "cortex-m7, cortex-m55, rv32imac, rv32imafc); target 'x86_64' "
+            "(x86_64-unknown-linux-gnu) builds an embedded ELF");
   CompileOptions badName = staticLib("cortex-m4", scratch("bad"));
   badName.name = "my-model";
   EXPECT_EQ(errorOf(badName),

@@ -35,12 +35,15 @@ namespace {
 unsigned vectorLanes(const TargetConfig& target) { return vectorUnitOf(target).lanes; }
 
 // The int8 dot-product instructions of the target (emit_quantized_dot.cpp). On
-// microcontrollers the Arm DSP extension's (Cortex-M4/M7/M33), else scalar blocks.
+// microcontrollers Helium's (Cortex-M55), the Arm DSP extension's (Cortex-M4/M7/M33), else
+// scalar blocks.
 EmitTarget::Int8Dot int8DotFor(const TargetConfig& target) {
-  if (target.microcontroller)
-    return target.arch == TargetArch::Arm32 && targetHasFeature(target, "dsp")
-               ? EmitTarget::Int8Dot::ArmDsp
-               : EmitTarget::Int8Dot::Scalar;
+  if (target.microcontroller) {
+    if (target.arch != TargetArch::Arm32) return EmitTarget::Int8Dot::Scalar;
+    if (targetHasFeature(target, "mve")) return EmitTarget::Int8Dot::Mve;
+    return targetHasFeature(target, "dsp") ? EmitTarget::Int8Dot::ArmDsp
+                                           : EmitTarget::Int8Dot::Scalar;
+  }
   if (target.arch == TargetArch::AArch64)
     return targetHasFeature(target, "dotprod") ? EmitTarget::Int8Dot::Sdot : EmitTarget::Int8Dot::None;
   if (target.arch != TargetArch::X86_64 || !targetHasFeature(target, "avx2")) return EmitTarget::Int8Dot::None;
@@ -180,6 +183,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.features = target.features;
   emitTarget.smallestCode = options.smallestCode && target.microcontroller;
   emitTarget.int8Dot = emitTarget.smallestCode ? EmitTarget::Int8Dot::None : int8DotFor(target);
+  emitTarget.helium = target.microcontroller && target.arch == TargetArch::Arm32 &&
+                      targetHasFeature(target, "mve");
   emitTarget.maskedStores = target.arch == TargetArch::X86_64 && !target.microcontroller &&
                             targetHasFeature(target, "avx512f") &&
                             targetHasFeature(target, "avx512vl");

@@ -5,6 +5,8 @@
 // channels 0, 2 and 1, 3 into pairs of i16, and SMLABB / SMLATT multiply-accumulate each
 // pair's bottom and top halves into the four channels' i32 accumulators: 4 products in 10
 // instructions, where the plain loops of emit_quantized_conv.cpp take about 9 per product.
+// With Helium (Int8Dot::Mve: Cortex-M55) the four accumulators are one vector register: per
+// tap a sign-extending load of the 4 bytes of x and of w (VLDRB.S32), VMUL and VADD.
 // Elsewhere (Int8Dot::Scalar: RV32) 4 byte loads of x and of w and 4 multiply-adds into the
 // accumulators in registers. Every product and sum is the same i32 as in the plain loops
 // (wrapping i32 addition is associative), so the bytes are identical.
@@ -33,7 +35,9 @@ bool quantizedDepthwiseMcuApplies(KernelBuilder& kb) {
   const KernelDesc& d = kb.desc();
   const QuantDesc& q = d.quant;
   const EmitTarget::Int8Dot kind = kb.target().int8Dot;
-  if (kind != EmitTarget::Int8Dot::ArmDsp && kind != EmitTarget::Int8Dot::Scalar) return false;
+  if (kind != EmitTarget::Int8Dot::ArmDsp && kind != EmitTarget::Int8Dot::Scalar &&
+      kind != EmitTarget::Int8Dot::Mve)
+    return false;
   if (q.op != QuantOp::DepthwiseConv) return false;
   if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8 ||
       d.output.type != ElemType::I8)
@@ -67,6 +71,12 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
     return ir.CreateAlignedLoad(v32, ir.CreateInBoundsGEP(i32, base, index), llvm::Align(4));
   };
   const bool dsp = kb.target().int8Dot == EmitTarget::Int8Dot::ArmDsp;
+  const bool mve = kb.target().int8Dot == EmitTarget::Int8Dot::Mve;
+  // The 4 bytes from `index` as <4 x i32>, sign-extended (Helium: one VLDRB.S32).
+  auto loadLanes = [&](unsigned binding, llvm::Value* index) {
+    llvm::Value* address = ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(binding), index);
+    return ir.CreateSExt(ir.CreateAlignedLoad(v8, address, llvm::Align(1)), v32);
+  };
   // The 4 bytes from `index` as sign-extended i32 (4 byte loads).
   auto loadBytes = [&](unsigned binding, llvm::Value* index) {
     std::vector<llvm::Value*> bytes;
@@ -95,6 +105,7 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   llvm::Value* zxWord = ir.getInt32(zxByte * 0x01010101u);
   std::vector<llvm::Value*> acc;
   for (int64_t j = 0; j < kChannels; ++j) acc.push_back(kb.local(i32, "acc"));
+  llvm::Value* accLanes = kb.local(v32, "acc");  // Helium's: the four in one vector
 
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
@@ -116,7 +127,8 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
 
       kb.forRange(0, g.OW, [&](llvm::Value* ow) {
         llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
-        for (int64_t j = 0; j < kChannels; ++j)
+        if (mve) ir.CreateStore(startValues, accLanes);
+        for (int64_t j = 0; j < kChannels && !mve; ++j)
           ir.CreateStore(ir.CreateExtractElement(startValues, uint64_t(j)), acc[size_t(j)]);
         // Every tap; `border`: some may lie outside the image (then x = zx).
         auto taps = [&](bool border) {
@@ -137,6 +149,13 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                   border ? ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)) : at;
               llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
               llvm::Value* wAt = ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first);
+              if (mve) {
+                llvm::Value* x = loadLanes(0, xAt);
+                if (border) x = ir.CreateSelect(inside, x, splat(q.inputZeroPoint));
+                llvm::Value* products = ir.CreateMul(x, loadLanes(1, wAt));
+                ir.CreateStore(ir.CreateAdd(ir.CreateLoad(v32, accLanes), products), accLanes);
+                return;
+              }
               if (!dsp) {
                 std::vector<llvm::Value*> x = loadBytes(0, xAt), w = loadBytes(1, wAt);
                 for (int64_t j = 0; j < kChannels; ++j) {
@@ -178,8 +197,9 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
         kb.ifThen(interior, [&] { taps(false); });
         kb.ifThen(ir.CreateNot(interior), [&] { taps(true); });
 
-        llvm::Value* sums = llvm::PoisonValue::get(v32);
-        for (int64_t j = 0; j < kChannels; ++j)
+        llvm::Value* sums = mve ? static_cast<llvm::Value*>(ir.CreateLoad(v32, accLanes))
+                                : llvm::PoisonValue::get(v32);
+        for (int64_t j = 0; j < kChannels && !mve; ++j)
           sums = ir.CreateInsertElement(sums, ir.CreateLoad(i32, acc[size_t(j)]), uint64_t(j));
         llvm::Value* y =
             ir.CreateAdd(qMultiplyLanes(kb, sums, m, s, range), splat(q.outputZeroPoint));

@@ -12,6 +12,10 @@
 //     1, 3 into two pairs of i16, and SMLAD adds both pairs' products to a scalar i32
 //     accumulator: 4 products in 2 multiply instructions (TFLite's CMSIS-NN kernels use the
 //     same instructions).
+//   - Helium (Armv8.1-M's vector extension, Cortex-M55): 16 bytes of x and of w per vector
+//     load, VMLAV.S8 adds the 16 products to a scalar i32 accumulator (LLVM selects it for a
+//     sum over the lanes of sext(x) * sext(w)); a span's last chunk of under 16 bytes is one
+//     predicated load whose inactive lanes read as zero (instead of scalar steps).
 //   - Other microcontrollers (RV32: no such instruction): the same blocks, 4 bytes at a time
 //     as 4 sign-extending byte loads, products added to a scalar i32 accumulator; what it
 //     saves against the plain loops is the accumulator's load and store per product and the
@@ -59,10 +63,19 @@ class DotUnit {
   DotUnit(KernelBuilder& kb) : kb_(kb), ir_(kb.b()), kind_(kb.target().int8Dot) {}
 
   int32_t offset() const { return kind_ == Int8Dot::Vnni ? 128 : 0; }
-  // The microcontrollers' units: no vector registers, one i32 accumulator.
-  bool scalarAcc() const { return kind_ == Int8Dot::ArmDsp || kind_ == Int8Dot::Scalar; }
+  // The microcontrollers' units: one i32 accumulator per output (Helium's vector registers
+  // are few: 8).
+  bool scalarAcc() const {
+    return kind_ == Int8Dot::ArmDsp || kind_ == Int8Dot::Scalar || kind_ == Int8Dot::Mve;
+  }
   // Bytes of x and of w per dot() step.
-  int64_t chunk() const { return scalarAcc() ? kDspChunk : kChunk; }
+  int64_t chunk() const {
+    return kind_ == Int8Dot::ArmDsp || kind_ == Int8Dot::Scalar ? kDspChunk : kChunk;
+  }
+  // The shortest span worth a dot step: Helium's predicated tail chunk covers any length.
+  int64_t shortestSpan() const { return kind_ == Int8Dot::Mve ? kDspChunk : chunk(); }
+  // Whether a span's last length % chunk() bytes are one predicated step (else scalar steps).
+  bool predicatedTail() const { return kind_ == Int8Dot::Mve; }
   // Output channels per block of `pixels` pixels (the DSP extension: 2 x 2 or 4 x 1, four
   // accumulators either way).
   int64_t block(int64_t pixels) const { return scalarAcc() && pixels > 1 ? kDspBlock : kBlock; }
@@ -74,12 +87,13 @@ class DotUnit {
   }
   llvm::Value* zero() const { return llvm::Constant::getNullValue(accType()); }
 
-  // chunk() consecutive int8 elements of `binding` from `index`, in the form dot() takes.
-  llvm::Value* loadX(unsigned binding, llvm::Value* index) {
-    return prepare(load(binding, index), true);
+  // `count` consecutive int8 elements of `binding` from `index`, in the form dot() takes:
+  // chunk() of them, or fewer (predicatedTail() units) with the other lanes zero.
+  llvm::Value* loadX(unsigned binding, llvm::Value* index, int64_t count) {
+    return prepare(load(binding, index, count), true);
   }
-  llvm::Value* loadW(unsigned binding, llvm::Value* index) {
-    return prepare(load(binding, index), false);
+  llvm::Value* loadW(unsigned binding, llvm::Value* index, int64_t count) {
+    return prepare(load(binding, index, count), false);
   }
 
   // acc + the products of x and w summed into acc's lanes (x already offset for VNNI).
@@ -107,6 +121,11 @@ class DotUnit {
               acc, ir_.CreateMul(ir_.CreateExtractElement(x, j), ir_.CreateExtractElement(w, j)));
         }
         return acc;
+      case Int8Dot::Mve: {
+        auto* wide = llvm::FixedVectorType::get(ir_.getInt32Ty(), kChunk);
+        llvm::Value* products = ir_.CreateMul(ir_.CreateSExt(x, wide), ir_.CreateSExt(w, wide));
+        return ir_.CreateAdd(acc, ir_.CreateAddReduce(products));
+      }
       case Int8Dot::None:
         break;
     }
@@ -114,9 +133,18 @@ class DotUnit {
   }
 
  private:
-  llvm::Value* load(unsigned binding, llvm::Value* index) {
+  llvm::Value* load(unsigned binding, llvm::Value* index, int64_t count) {
     llvm::Value* address =
         ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(binding), index);
+    if (count < chunk()) {
+      // One predicated load (Helium: VCTP, then VLDRB with the inactive lanes zeroed).
+      auto* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), unsigned(chunk()));
+      llvm::SmallVector<llvm::Constant*, 16> active;
+      for (int64_t i = 0; i < chunk(); ++i) active.push_back(ir_.getInt1(i < count));
+      return ir_.CreateMaskedLoad(bytes, address, llvm::Align(1),
+                                  llvm::ConstantVector::get(active),
+                                  llvm::Constant::getNullValue(bytes));
+    }
     // (Cortex-M4/M7/M33 load words from any address.)
     if (kind_ == Int8Dot::ArmDsp)
       return ir_.CreateAlignedLoad(ir_.getInt32Ty(), address, llvm::Align(1));
@@ -216,26 +244,29 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
              const std::vector<llvm::Value*>& xIndex, int64_t length) {
   llvm::IRBuilder<>& ir = kb.b();
   const int64_t chunk = unit.chunk();
-  const int64_t chunks = length / chunk;
-  if (chunks > 0) {
-    kb.forRange(0, chunks, [&](llvm::Value* c) {
-      llvm::Value* at = ir.CreateMul(c, kb.index(chunk));
-      std::vector<llvm::Value*> xv;
-      for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(0, ir.CreateAdd(x, at)));
-      for (int64_t j = 0; j < block.channels(); ++j) {
-        llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], at));
-        for (int64_t p = 0; p < block.pixels; ++p) {
-          llvm::Value* slot = block.vacc[size_t(p * block.channels() + j)];
-          ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv[size_t(p)], wv), slot);
-        }
+  const int64_t chunks = length / chunk, rest = length % chunk;
+  // One dot step over `count` bytes from `at` (a full chunk, or a predicated tail).
+  auto step = [&](llvm::Value* at, int64_t count) {
+    std::vector<llvm::Value*> xv;
+    for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(0, ir.CreateAdd(x, at), count));
+    for (int64_t j = 0; j < block.channels(); ++j) {
+      llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], at), count);
+      for (int64_t p = 0; p < block.pixels; ++p) {
+        llvm::Value* slot = block.vacc[size_t(p * block.channels() + j)];
+        ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv[size_t(p)], wv), slot);
       }
-    });
+    }
+  };
+  if (chunks > 0)
+    kb.forRange(0, chunks, [&](llvm::Value* c) { step(ir.CreateMul(c, kb.index(chunk)), chunk); });
+  if (rest == 0) return;
+  if (unit.predicatedTail()) {
+    step(kb.index(chunks * chunk), rest);
+    return;
   }
-  if (length % chunk != 0) {
-    std::vector<llvm::Value*> rest;
-    for (llvm::Value* x : xIndex) rest.push_back(ir.CreateAdd(x, kb.index(chunks * chunk)));
-    scalarSpan(kb, block, rest, chunks * chunk, length % chunk, unit.offset(), 0);
-  }
+  std::vector<llvm::Value*> restIndex;
+  for (llvm::Value* x : xIndex) restIndex.push_back(ir.CreateAdd(x, kb.index(chunks * chunk)));
+  scalarSpan(kb, block, restIndex, chunks * chunk, rest, unit.offset(), 0);
 }
 
 // Output channels base + j (j < n), the last one repeated past `count`: the repeated lanes
@@ -337,7 +368,8 @@ llvm::Value* sumEach(KernelBuilder& kb, const std::vector<llvm::Value*>& v) {
 }
 
 // Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel: bias,
-// rescale, output zero point and clamp on the block's channels at once.
+// rescale, output zero point and clamp on the block's channels at once (with Helium on all
+// its outputs at once: 2 pixels x 2 channels or 4 channels, one <4 x i32>).
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
                  const std::vector<llvm::Value*>& outBase) {
   const KernelDesc& d = kb.desc();
@@ -351,28 +383,38 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     shifts.push_back(rescale.shifts ? qShiftLoad(kb, rescale.shifts, channel)
                                     : qConst(kb, q.shifts[0]));
   }
-  llvm::Value* m = gather(kb, multipliers);
-  llvm::Value* s = gather(kb, shifts);
   const int64_t n = block.channels();
-  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(n));
-  for (int64_t p = 0; p < block.pixels; ++p) {
+  // Pixels whose outputs share one vector of lanes.
+  const int64_t together = kb.target().helium ? block.pixels : 1;
+  auto repeated = [&](const std::vector<llvm::Value*>& perChannel) {
+    std::vector<llvm::Value*> lanes;
+    for (int64_t p = 0; p < together; ++p)
+      lanes.insert(lanes.end(), perChannel.begin(), perChannel.end());
+    return gather(kb, lanes);
+  };
+  llvm::Value* m = repeated(multipliers);
+  llvm::Value* s = repeated(shifts);
+  llvm::Value* bias = biases.empty() ? nullptr : repeated(biases);
+  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(together * n));
+  for (int64_t p0 = 0; p0 < block.pixels; p0 += together) {
     std::vector<llvm::Value*> vectors, scalars;
-    for (int64_t j = 0; j < n; ++j) {
-      size_t i = size_t(p * n + j);
-      vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[i]));
-      scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
+    for (int64_t i = p0 * n; i < (p0 + together) * n; ++i) {
+      vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[size_t(i)]));
+      scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[size_t(i)]));
     }
     llvm::Value* sums = unit.scalarAcc() ? gather(kb, vectors) : sumEach(kb, vectors);
     llvm::Value* acc = ir.CreateAdd(sums, gather(kb, scalars));
-    if (!biases.empty()) acc = ir.CreateAdd(acc, gather(kb, biases));
+    if (bias) acc = ir.CreateAdd(acc, bias);
     llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s, qRescaleRange(q)),
                                   llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
     y = qClampLanes(kb, y, q.actMin, q.actMax);
-    for (int64_t j = 0; j < n; ++j) {
-      llvm::Value* value =
-          ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t(j)), kb.elemType(d.output.type));
-      kb.store(kb.outputBinding(), d.output.type,
-               ir.CreateAdd(outBase[size_t(p)], block.channel[size_t(j)]), value);
+    for (int64_t p = p0; p < p0 + together; ++p) {
+      for (int64_t j = 0; j < n; ++j) {
+        llvm::Value* value = ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t((p - p0) * n + j)),
+                                            kb.elemType(d.output.type));
+        kb.store(kb.outputBinding(), d.output.type,
+                 ir.CreateAdd(outBase[size_t(p)], block.channel[size_t(j)]), value);
+      }
     }
   }
 }
@@ -412,17 +454,18 @@ bool quantizedDotApplies(KernelBuilder& kb) {
   const Int8Dot kind = kb.target().int8Dot;
   // Microcontrollers (optimised for size) take these kernels too: 2.6-3.3x fewer instructions
   // than the plain loops for some KB more code (docs/mcu.md; --optimize=size keeps those).
-  const bool microcontroller = kind == Int8Dot::ArmDsp || kind == Int8Dot::Scalar;
+  const bool microcontroller =
+      kind == Int8Dot::ArmDsp || kind == Int8Dot::Scalar || kind == Int8Dot::Mve;
   if (kind == Int8Dot::None || (kb.target().optimizeForSize && !microcontroller)) return false;
   if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8) return false;
-  const int64_t chunk = DotUnit(kb).chunk();
+  const int64_t shortest = DotUnit(kb).shortestSpan();
   if (q.op == QuantOp::FullyConnected)
-    return q.weightZeroPoint == 0 && d.inputs[0].shape[1] >= chunk;
+    return q.weightZeroPoint == 0 && d.inputs[0].shape[1] >= shortest;
   if (q.op != QuantOp::Conv || d.groups != 1) return false;
   const std::vector<int64_t>& ws = d.inputs[1].shape;
   const int64_t C = ws[3], KW = ws[2];
   const int64_t rowSpan = d.dilations[1] == 1 ? KW * C : C;
-  if (rowSpan < chunk) return false;
+  if (rowSpan < shortest) return false;
   // Kernels that compute their weight sums keep them in a stack table.
   const bool needsSums = q.inputZeroPoint + (kb.target().int8Dot == Int8Dot::Vnni ? 128 : 0) != 0 &&
                          (kb.target().int8Dot == Int8Dot::Vnni || q.zeroPointCorrection.empty());

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <llvm/IR/IntrinsicsARM.h>
+
 #include "emit_quantized.h"
 
 namespace kiln::codegen::detail {
@@ -71,10 +73,44 @@ QRescaleRange qRescaleRange(const QuantDesc& q) {
   return range;
 }
 
+namespace {
+
+// qMultiplyLanes on Helium's <4 x i32>. SaturatingRoundingDoublingHighMul is VQRDMULH
+// (sat((2ab + 2^31) >> 32) = floor((ab + 2^30) / 2^31), INT32_MAX for a = m = INT32_MIN).
+// RoundingDivideByPOT(h, r) rounds half away from zero, VRSHL by -r half up: for h < 0 and
+// r > 0 it takes h - 1 (saturating; INT32_MIN stays, its remainder is 0). With h = q 2^r + e
+// (0 <= e < 2^r), TFLite's q + (e > 2^(r-1) - 1 + 1) equals floor((h - 1 + 2^(r-1)) / 2^r) =
+// q + (e >= 2^(r-1) + 1); for h >= 0 both are q + (e >= 2^(r-1)); r = 0 adds nothing. The
+// h - 1 is h + ((h & -r) >> 31): -r has its sign bit set exactly when r > 0.
+llvm::Value* qMultiplyLanesHelium(KernelBuilder& kb, llvm::Value* x, llvm::Value* m,
+                                  llvm::Value* shift, QRescaleRange range) {
+  llvm::IRBuilder<>& ir = kb.b();
+  llvm::Type* v32 = x->getType();
+  llvm::Value* zero = llvm::Constant::getNullValue(v32);
+  llvm::Value* a = x;
+  llvm::Value* negRight = shift;  // -r: the shift where it is not positive
+  if (range.leftShifts) {
+    llvm::Value* positive = ir.CreateICmpSGT(shift, zero);
+    a = ir.CreateShl(x, ir.CreateSelect(positive, shift, zero));
+    negRight = ir.CreateSelect(positive, zero, shift);
+  }
+  llvm::Value* high = ir.CreateIntrinsic(llvm::Intrinsic::arm_mve_vqrdmulh, {v32}, {a, m});
+  llvm::Value* minusOne =
+      ir.CreateAShr(ir.CreateAnd(high, negRight), llvm::ConstantInt::get(v32, 31));
+  llvm::Value* adjusted = ir.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, high, minusOne);
+  // VRSHL.S32 (saturate 0, round 1, signed).
+  return ir.CreateIntrinsic(llvm::Intrinsic::arm_mve_vshl_vector, {v32, v32},
+                            {adjusted, negRight, ir.getInt32(0), ir.getInt32(1), ir.getInt32(0)});
+}
+
+}  // namespace
+
 llvm::Value* qMultiplyLanes(KernelBuilder& kb, llvm::Value* x, llvm::Value* m, llvm::Value* shift,
                             QRescaleRange range) {
   llvm::IRBuilder<>& ir = kb.b();
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (vector && kb.target().helium && vector->getNumElements() == 4)
+    return qMultiplyLanesHelium(kb, x, m, shift, range);
   if (vector && kb.target().vectorLanes == 0) {
     // No vector registers (the Arm DSP extension's kernels): lane by lane on i32, where the
     // i64 product of two sign-extended i32 stays one SMULL / SMLAL (legalised as a vector of

@@ -31,6 +31,9 @@ struct EmitTarget {
   // `kiln compile --optimize=size` on a microcontroller: the plain loops wherever a faster
   // kernel takes more code (the DSP extension's int8 kernels, the FPU's register tiles).
   bool smallestCode = false;
+  // Armv8.1-M's vector extension (Helium, Cortex-M55): <4 x i32> and <16 x i8> are native
+  // registers (8 of them); the int8 rescale of 4 lanes runs on VQRDMULH and VRSHL.
+  bool helium = false;
   std::string cpu, features;
   // The int8 dot-product instructions the quantized conv/FC kernels use
   // (emit_quantized_dot.cpp); None keeps the plain loops (x86-64-v2, AArch64 without
@@ -38,7 +41,9 @@ struct EmitTarget {
   // DSP extension's SXTB16 and SMLAD (two 16-bit products summed into an i32 per
   // instruction) on Cortex-M4/M7/M33. Scalar: other microcontrollers (RV32): no such
   // instruction, but the same blocks with byte loads and i32 multiply-adds in registers.
-  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot, ArmDsp, Scalar };
+  // Mve: Armv8.1-M's vector extension (Helium, Cortex-M55): VMLAV.S8 sums the 16 products of
+  // two 16-byte vectors into a general register; the tail of a span is one predicated load.
+  enum class Int8Dot : uint8_t { None, Avx2, Vnni, Sdot, ArmDsp, Scalar, Mve };
   Int8Dot int8Dot = Int8Dot::None;
 };
 
