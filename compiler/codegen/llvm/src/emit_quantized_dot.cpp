@@ -101,6 +101,16 @@ class DotUnit {
     return prepare(load(binding, index, count), false);
   }
 
+  // chunk() int8 elements of x from `index` where `active` (an <16 x i1>) is set, `fill`
+  // elsewhere: one predicated load that touches no byte of an inactive lane (so `index` may
+  // lie outside the binding there). Helium only.
+  llvm::Value* loadMaskedX(llvm::Value* index, llvm::Value* active, int32_t fill) {
+    auto* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), unsigned(chunk()));
+    llvm::Value* address = ir_.CreateGEP(ir_.getInt8Ty(), kb_.bindingPointer(0), index);
+    return ir_.CreateMaskedLoad(bytes, address, llvm::Align(1), active,
+                                llvm::ConstantInt::get(bytes, uint64_t(uint8_t(int8_t(fill)))));
+  }
+
   // acc + the products of x and w summed into acc's lanes (x already offset for VNNI).
   llvm::Value* dot(llvm::Value* acc, llvm::Value* x, llvm::Value* w) {
     switch (kind_) {
@@ -272,6 +282,47 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
   std::vector<llvm::Value*> restIndex;
   for (llvm::Value* x : xIndex) restIndex.push_back(ir.CreateAdd(x, kb.index(chunks * chunk)));
   scalarSpan(kb, block, restIndex, chunks * chunk, rest, unit.offset(), 0);
+}
+
+// Helium: one kernel row of a single pixel whose taps may lie partly or wholly outside the
+// image (`rowInside` false: all of them), as dot steps over the row's KW * C bytes: the x
+// lanes of taps inside the image load from the row (one predicated load per chunk, the
+// active lanes a contiguous range: two VCTP masks), the others read as `fill` (zx, which the
+// accumulators' start -zx * sum(w) cancels: TFLite skips those taps). `rowStart` is the x
+// index of the row's first tap, wherever it lies; `firstCol` that tap's column.
+void maskedRowSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* rowStart,
+                   llvm::Value* firstCol, llvm::Value* rowInside, const QWindowShape& g,
+                   int32_t fill) {
+  llvm::IRBuilder<>& ir = kb.b();
+  const int64_t chunk = unit.chunk(), length = g.KW * g.C;
+  llvm::Type* i32 = ir.getInt32Ty();
+  auto* lanes = llvm::FixedVectorType::get(ir.getInt1Ty(), unsigned(chunk));
+  // Lanes below n (n clamped at 0: the mask compares unsigned).
+  auto below = [&](llvm::Value* n) {
+    n = ir.CreateBinaryIntrinsic(llvm::Intrinsic::smax, n, ir.getInt32(0));
+    return ir.CreateIntrinsic(llvm::Intrinsic::get_active_lane_mask, {lanes, i32},
+                              {ir.getInt32(0), n});
+  };
+  // Byte offset of the row's first tap from the image row's start (negative: left of it).
+  llvm::Value* offset = ir.CreateTrunc(ir.CreateMul(firstCol, kb.index(g.C)), i32);
+  for (int64_t c = 0; c * chunk < length; ++c) {
+    const int64_t count = std::min(chunk, length - c * chunk);
+    // Lane i reads byte offset + c * chunk + i of the image row: inside for
+    // -offset - c * chunk <= i < W * C - offset - c * chunk.
+    llvm::Value* start = ir.CreateSub(ir.getInt32(uint32_t(-c * chunk)), offset);
+    llvm::Value* end = ir.CreateSub(ir.getInt32(uint32_t(g.W * g.C - c * chunk)), offset);
+    end = ir.CreateSelect(rowInside, ir.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end,
+                                                              ir.getInt32(uint32_t(count))),
+                          ir.getInt32(0));
+    llvm::Value* active = ir.CreateAnd(below(end), ir.CreateNot(below(start)));
+    llvm::Value* xv = unit.loadMaskedX(ir.CreateAdd(rowStart, kb.index(c * chunk)), active, fill);
+    for (int64_t j = 0; j < block.channels(); ++j) {
+      llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], kb.index(c * chunk)),
+                                   count);
+      llvm::Value* slot = block.vacc[size_t(j)];
+      ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv, wv), slot);
+    }
+  }
 }
 
 // Output channels base + j (j < n), the last one repeated past `count`: the repeated lanes
@@ -485,6 +536,8 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   // Whole kernel rows as one span where they are contiguous (and worth it).
   const bool rowSpans = g.dw == 1 && g.KW > 1;
   DotUnit unit(kb);
+  // Helium: a border pixel's rows as predicated spans too (no tap-by-tap steps).
+  const bool maskedRows = rowSpans && unit.predicatedTail();
   const QRescale rescale = qMakeRescale(kb);
   const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
   const int64_t pairPixels = kPairPixels;
@@ -541,6 +594,11 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
         kb.forRange(0, g.KH, [&](llvm::Value* kh) {
           llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
           llvm::Value* rowInside = qInside(kb, ih, g.H);
+          if (maskedRows) {
+            pointWeightsAt(block, ir.CreateMul(kh, kb.index(g.KW)));
+            maskedRowSpan(kb, unit, block, xAt(ih, iwStart), iwStart, rowInside, g, zp.z);
+            return;
+          }
           kb.ifThen(rowInside, [&] {
             if (!rowSpans) {
               tapByTap(kh, ih);
