@@ -40,6 +40,7 @@
 #include <llvm/IR/IntrinsicsARM.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <functional>
 #include <limits>
 
 #include "emit_quantized.h"
@@ -92,13 +93,14 @@ class DotUnit {
   }
   llvm::Value* zero() const { return llvm::Constant::getNullValue(accType()); }
 
-  // `count` consecutive int8 elements of `binding` from `index`, in the form dot() takes:
-  // chunk() of them, or fewer (predicatedTail() units) with the other lanes zero.
-  llvm::Value* loadX(unsigned binding, llvm::Value* index, int64_t count) {
-    return prepare(load(binding, index, count), true);
+  // `count` consecutive int8 elements from `index` of x (at `base`: binding 0 or a stack
+  // buffer) or of w, in the form dot() takes: chunk() of them, or fewer (predicatedTail()
+  // units) with the other lanes zero.
+  llvm::Value* loadX(llvm::Value* base, llvm::Value* index, int64_t count) {
+    return prepare(load(base, index, count), true);
   }
-  llvm::Value* loadW(unsigned binding, llvm::Value* index, int64_t count) {
-    return prepare(load(binding, index, count), false);
+  llvm::Value* loadW(llvm::Value* index, int64_t count) {
+    return prepare(load(kb_.bindingPointer(1), index, count), false);
   }
 
   // chunk() int8 elements of x from `index` where `active` (an <16 x i1>) is set, `fill`
@@ -148,9 +150,8 @@ class DotUnit {
   }
 
  private:
-  llvm::Value* load(unsigned binding, llvm::Value* index, int64_t count) {
-    llvm::Value* address =
-        ir_.CreateInBoundsGEP(ir_.getInt8Ty(), kb_.bindingPointer(binding), index);
+  llvm::Value* load(llvm::Value* base, llvm::Value* index, int64_t count) {
+    llvm::Value* address = ir_.CreateInBoundsGEP(ir_.getInt8Ty(), base, index);
     if (count < chunk()) {
       // One predicated load (Helium: VCTP, then VLDRB with the inactive lanes zeroed).
       auto* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), unsigned(chunk()));
@@ -256,16 +257,18 @@ void scalarSpan(KernelBuilder& kb, Block& block, const std::vector<llvm::Value*>
 // per pixel) with those of every channel of the block (from block.wBase[j]): each 16-byte
 // load of x serves the block's channels, each load of w every pixel.
 void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
-             const std::vector<llvm::Value*>& xIndex, int64_t length) {
+             const std::vector<llvm::Value*>& xIndex, int64_t length,
+             llvm::Value* xBase = nullptr) {
   llvm::IRBuilder<>& ir = kb.b();
+  if (!xBase) xBase = kb.bindingPointer(0);
   const int64_t chunk = unit.chunk();
   const int64_t chunks = length / chunk, rest = length % chunk;
   // One dot step over `count` bytes from `at` (a full chunk, or a predicated tail).
   auto step = [&](llvm::Value* at, int64_t count) {
     std::vector<llvm::Value*> xv;
-    for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(0, ir.CreateAdd(x, at), count));
+    for (llvm::Value* x : xIndex) xv.push_back(unit.loadX(xBase, ir.CreateAdd(x, at), count));
     for (int64_t j = 0; j < block.channels(); ++j) {
-      llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], at), count);
+      llvm::Value* wv = unit.loadW(ir.CreateAdd(block.wBase[size_t(j)], at), count);
       for (int64_t p = 0; p < block.pixels; ++p) {
         llvm::Value* slot = block.vacc[size_t(p * block.channels() + j)];
         ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv[size_t(p)], wv), slot);
@@ -284,15 +287,17 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
   scalarSpan(kb, block, restIndex, chunks * chunk, rest, unit.offset(), 0);
 }
 
-// Helium: one kernel row of a single pixel whose taps may lie partly or wholly outside the
-// image (`rowInside` false: all of them), as dot steps over the row's KW * C bytes: the x
-// lanes of taps inside the image load from the row (one predicated load per chunk, the
-// active lanes a contiguous range: two VCTP masks), the others read as `fill` (zx, which the
-// accumulators' start -zx * sum(w) cancels: TFLite skips those taps). `rowStart` is the x
-// index of the row's first tap, wherever it lies; `firstCol` that tap's column.
-void maskedRowSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* rowStart,
-                   llvm::Value* firstCol, llvm::Value* rowInside, const QWindowShape& g,
-                   int32_t fill) {
+// Helium: the x bytes of one kernel row of a pixel whose taps may lie partly or wholly
+// outside the image (`rowInside` false: all of them), chunk by chunk over the row's KW * C
+// bytes: the lanes of taps inside the image load from the row (one predicated load per chunk,
+// the active lanes a contiguous range: two VCTP masks), the others read as `fill` (zx, which
+// the accumulators' start -zx * sum(w) cancels: TFLite skips those taps). `rowStart` is the x
+// index of the row's first tap, wherever it lies; `firstCol` that tap's column. `use` takes
+// each chunk's offset in the row, its length and its bytes.
+void maskedRowChunks(KernelBuilder& kb, DotUnit& unit, llvm::Value* rowStart,
+                     llvm::Value* firstCol, llvm::Value* rowInside, const QWindowShape& g,
+                     int32_t fill,
+                     const std::function<void(int64_t, int64_t, llvm::Value*)>& use) {
   llvm::IRBuilder<>& ir = kb.b();
   const int64_t chunk = unit.chunk(), length = g.KW * g.C;
   llvm::Type* i32 = ir.getInt32Ty();
@@ -315,14 +320,47 @@ void maskedRowSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* 
                                                               ir.getInt32(uint32_t(count))),
                           ir.getInt32(0));
     llvm::Value* active = ir.CreateAnd(below(end), ir.CreateNot(below(start)));
-    llvm::Value* xv = unit.loadMaskedX(ir.CreateAdd(rowStart, kb.index(c * chunk)), active, fill);
-    for (int64_t j = 0; j < block.channels(); ++j) {
-      llvm::Value* wv = unit.loadW(1, ir.CreateAdd(block.wBase[size_t(j)], kb.index(c * chunk)),
-                                   count);
-      llvm::Value* slot = block.vacc[size_t(j)];
-      ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv, wv), slot);
-    }
+    use(c * chunk, count,
+        unit.loadMaskedX(ir.CreateAdd(rowStart, kb.index(c * chunk)), active, fill));
   }
+}
+
+// Helium: a single pixel's kernel row (maskedRowChunks) dotted with the block's weights.
+void maskedRowSpan(KernelBuilder& kb, DotUnit& unit, Block& block, llvm::Value* rowStart,
+                   llvm::Value* firstCol, llvm::Value* rowInside, const QWindowShape& g,
+                   int32_t fill) {
+  llvm::IRBuilder<>& ir = kb.b();
+  maskedRowChunks(kb, unit, rowStart, firstCol, rowInside, g, fill,
+                  [&](int64_t at, int64_t count, llvm::Value* xv) {
+                    for (int64_t j = 0; j < block.channels(); ++j) {
+                      llvm::Value* wv =
+                          unit.loadW(ir.CreateAdd(block.wBase[size_t(j)], kb.index(at)), count);
+                      llvm::Value* slot = block.vacc[size_t(j)];
+                      ir.CreateStore(unit.dot(ir.CreateLoad(unit.accType(), slot), xv, wv), slot);
+                    }
+                  });
+}
+
+// Helium: a pixel's whole window (KH rows of KW * C bytes, x outside the image as `fill`)
+// copied to `buffer` from byte `at`, in the weights' (kh, kw, c) order: rows of a few bytes
+// then make one span of KH * KW * C instead of KH spans that fill a fraction of the vector.
+// Each chunk is stored whole, so a row's store spills up to 15 bytes past its end, which the
+// next row's overwrites; the buffer needs 16 bytes beyond the window.
+void gatherWindow(KernelBuilder& kb, DotUnit& unit, const QWindowShape& g, llvm::Value* buffer,
+                  int64_t at, const std::function<llvm::Value*(llvm::Value*)>& rowStartAt,
+                  llvm::Value* ihStart, llvm::Value* iwStart, int32_t fill) {
+  llvm::IRBuilder<>& ir = kb.b();
+  const int64_t length = g.KW * g.C;
+  kb.forRange(0, g.KH, [&](llvm::Value* kh) {
+    llvm::Value* ih = ir.CreateAdd(ihStart, ir.CreateMul(kh, kb.index(g.dh)));
+    llvm::Value* rowAt = ir.CreateAdd(kb.index(at), ir.CreateMul(kh, kb.index(length)));
+    maskedRowChunks(kb, unit, rowStartAt(ih), iwStart, qInside(kb, ih, g.H), g, fill,
+                    [&](int64_t offset, int64_t, llvm::Value* xv) {
+                      llvm::Value* to = ir.CreateInBoundsGEP(
+                          ir.getInt8Ty(), buffer, ir.CreateAdd(rowAt, kb.index(offset)));
+                      ir.CreateAlignedStore(xv, to, llvm::Align(1));
+                    });
+  });
 }
 
 // Output channels base + j (j < n), the last one repeated past `count`: the repeated lanes
@@ -538,6 +576,22 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
   DotUnit unit(kb);
   // Helium: a border pixel's rows as predicated spans too (no tap-by-tap steps).
   const bool maskedRows = rowSpans && unit.predicatedTail();
+  // Helium, kernel rows that fill a vector poorly (KW * C not a multiple of 16, e.g. KWS's
+  // 10 x 4 stem over one channel): every pixel's window gathered into a stack buffer, then one
+  // span (gatherWindow; windows up to 1 KB), where the dot steps it saves over the channel
+  // blocks outweigh the copy (about 7 instructions per step and 4-channel block of a pixel,
+  // 12 per row copied: KWS's stem 10 steps -> 3 over 16 blocks; VWW's and ResNet-8's 3 x 3
+  // stems over 3 channels, 3 -> 2 over 2 and 4 blocks, stay on rows).
+  const int64_t window = g.KH * g.KW * g.C;
+  const int64_t rowSteps = g.KH * ((g.KW * g.C + kChunk - 1) / kChunk);
+  const int64_t windowSteps = (window + kChunk - 1) / kChunk;
+  const bool gathered = maskedRows && (g.KW * g.C) % kChunk != 0 && window <= 1024 &&
+                        (g.OC / kBlock) * (rowSteps - windowSteps) * 7 > g.KH * 12;
+  const int64_t windowStride = window + kChunk;  // a window and its last row's spill
+  llvm::Value* windows =
+      gathered ? kb.local(llvm::ArrayType::get(ir.getInt8Ty(), uint64_t(kPairPixels * windowStride)),
+                          "windows")
+               : nullptr;
   const QRescale rescale = qMakeRescale(kb);
   const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
   const int64_t pairPixels = kPairPixels;
@@ -567,6 +621,34 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
       }
       sharedWeightsBase(kb, block, g.OC, g.KH * g.KW * g.C);
     };
+
+    // Helium's gathered windows: `pixels` neighbouring pixels from ow0, any position.
+    auto gatheredPixels = [&](llvm::Value* ow0, int64_t pixels) {
+      std::vector<llvm::Value*> xIndex, outBase;
+      for (int64_t p = 0; p < pixels; ++p) {
+        llvm::Value* ow = ir.CreateAdd(ow0, kb.index(p));
+        llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
+        gatherWindow(kb, unit, g, windows, p * windowStride,
+                     [&](llvm::Value* ih) { return xAt(ih, iwStart); }, ihStart, iwStart, zp.z);
+        xIndex.push_back(kb.index(p * windowStride));
+        outBase.push_back(outAt(ow));
+      }
+      const int64_t n = unit.block(pixels);
+      kb.forRange(0, (g.OC + n - 1) / n, [&](llvm::Value* blockIndex) {
+        Block block =
+            startBlock(kb, unit, slots, zp, ir.CreateMul(blockIndex, kb.index(n)), g.OC, pixels);
+        pointWeightsAt(block, kb.index(0));
+        dotSpan(kb, unit, block, xIndex, window, windows);
+        finishBlock(kb, unit, block, rescale, outBase);
+      });
+    };
+    if (gathered) {
+      kb.forRange(0, g.OW / kPairPixels, [&](llvm::Value* pair) {
+        gatheredPixels(ir.CreateMul(pair, kb.index(kPairPixels)), kPairPixels);
+      });
+      if (g.OW % kPairPixels != 0) gatheredPixels(kb.index(g.OW - 1), 1);
+      return;
+    }
 
     // One output pixel, any position: taps outside the image are skipped (z * w added).
     auto onePixel = [&](llvm::Value* ow) {
