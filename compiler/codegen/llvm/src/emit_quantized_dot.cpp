@@ -215,6 +215,7 @@ class DotUnit {
 // vector and a scalar accumulator each (index p * channels() + j).
 struct Block {
   int64_t pixels = 1;
+  int64_t outputChannels = 0;         // of the layer
   std::vector<llvm::Value*> channel;  // index type; the last channel repeated past the end
   std::vector<llvm::Value*> wBase;    // index of each channel's weights of the current span
   std::vector<llvm::Value*> vacc, sacc;
@@ -414,6 +415,7 @@ Block startBlock(KernelBuilder& kb, DotUnit& unit, const Slots& slots, const Zer
   block.pixels = pixels;
   const int64_t n = unit.block(pixels);
   block.channel = blockChannels(kb, base, channels, n);
+  block.outputChannels = channels;
   block.vacc.assign(slots.vacc.begin(), slots.vacc.begin() + pixels * n);
   block.sacc.assign(slots.sacc.begin(), slots.sacc.begin() + pixels * n);
   for (int64_t j = 0; j < n; ++j) {
@@ -465,8 +467,7 @@ llvm::Value* sumEach(KernelBuilder& kb, const std::vector<llvm::Value*>& v) {
 }
 
 // Sums the block's lanes and stores pixel p's outputs at outBase[p] + channel: bias,
-// rescale, output zero point and clamp on the block's channels at once (with Helium on all
-// its outputs at once: 2 pixels x 2 channels or 4 channels, one <4 x i32>).
+// rescale, output zero point and clamp on the block's channels at once.
 void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale& rescale,
                  const std::vector<llvm::Value*>& outBase) {
   const KernelDesc& d = kb.desc();
@@ -480,39 +481,47 @@ void finishBlock(KernelBuilder& kb, DotUnit& unit, Block& block, const QRescale&
     shifts.push_back(rescale.shifts ? qShiftLoad(kb, rescale.shifts, channel)
                                     : qConst(kb, q.shifts[0]));
   }
+  llvm::Value* m = gather(kb, multipliers);
+  llvm::Value* s = gather(kb, shifts);
   const int64_t n = block.channels();
-  // Pixels whose outputs share one vector of lanes.
-  const int64_t together =
-      kb.target().helium ? std::max<int64_t>(1, std::min<int64_t>(block.pixels, 4 / n)) : 1;
-  auto repeated = [&](const std::vector<llvm::Value*>& perChannel) {
-    std::vector<llvm::Value*> lanes;
-    for (int64_t p = 0; p < together; ++p)
-      lanes.insert(lanes.end(), perChannel.begin(), perChannel.end());
-    return gather(kb, lanes);
-  };
-  llvm::Value* m = repeated(multipliers);
-  llvm::Value* s = repeated(shifts);
-  llvm::Value* bias = biases.empty() ? nullptr : repeated(biases);
-  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(together * n));
-  for (int64_t p0 = 0; p0 < block.pixels; p0 += together) {
+  auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), unsigned(n));
+  auto* outType = llvm::FixedVectorType::get(kb.elemType(d.output.type), unsigned(n));
+  for (int64_t p = 0; p < block.pixels; ++p) {
     std::vector<llvm::Value*> vectors, scalars;
-    for (int64_t i = p0 * n; i < (p0 + together) * n; ++i) {
-      vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[size_t(i)]));
-      scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[size_t(i)]));
+    for (int64_t j = 0; j < n; ++j) {
+      size_t i = size_t(p * n + j);
+      vectors.push_back(ir.CreateLoad(unit.accType(), block.vacc[i]));
+      scalars.push_back(ir.CreateLoad(ir.getInt32Ty(), block.sacc[i]));
     }
     llvm::Value* sums = unit.scalarAcc() ? gather(kb, vectors) : sumEach(kb, vectors);
     llvm::Value* acc = ir.CreateAdd(sums, gather(kb, scalars));
-    if (bias) acc = ir.CreateAdd(acc, bias);
+    if (!biases.empty()) acc = ir.CreateAdd(acc, gather(kb, biases));
     llvm::Value* y = ir.CreateAdd(qMultiplyLanes(kb, acc, m, s, qRescaleRange(q)),
                                   llvm::ConstantInt::get(v32, uint64_t(q.outputZeroPoint)));
     y = qClampLanes(kb, y, q.actMin, q.actMax);
-    for (int64_t p = p0; p < p0 + together; ++p) {
-      for (int64_t j = 0; j < n; ++j) {
-        llvm::Value* value = ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t((p - p0) * n + j)),
-                                            kb.elemType(d.output.type));
-        kb.store(kb.outputBinding(), d.output.type,
-                 ir.CreateAdd(outBase[size_t(p)], block.channel[size_t(j)]), value);
+    if (kb.target().helium) {
+      // One store of the pixel's channels (VSTRB.32), predicated where the last block
+      // reaches past the layer's channels (its repeated lanes are not stored).
+      llvm::Value* to =
+          ir.CreateInBoundsGEP(outType->getElementType(), kb.bindingPointer(kb.outputBinding()),
+                               ir.CreateAdd(outBase[size_t(p)], block.channel[0]));
+      llvm::Value* value = ir.CreateTrunc(y, outType);
+      if (block.outputChannels % n == 0) {
+        ir.CreateAlignedStore(value, to, llvm::Align(1));
+      } else {
+        llvm::Value* inside = ir.CreateIntrinsic(
+            llvm::Intrinsic::get_active_lane_mask,
+            {llvm::FixedVectorType::get(ir.getInt1Ty(), unsigned(n)), kb.indexType()},
+            {block.channel[0], kb.index(block.outputChannels)});
+        ir.CreateMaskedStore(value, to, llvm::Align(1), inside);
       }
+      continue;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      llvm::Value* value =
+          ir.CreateTrunc(ir.CreateExtractElement(y, uint64_t(j)), kb.elemType(d.output.type));
+      kb.store(kb.outputBinding(), d.output.type,
+               ir.CreateAdd(outBase[size_t(p)], block.channel[size_t(j)]), value);
     }
   }
 }
