@@ -118,6 +118,13 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
     for (int64_t i = 0; i < count; ++i) body(kb.index(i));
   };
 
+  // Columns whose taps all lie inside the image: iwStart = ow * sw - pl >= 0 and
+  // iwStart + (KW - 1) * dw < W.
+  const int64_t interiorBegin = std::min(g.OW, (g.pl + g.sw - 1) / g.sw);
+  const int64_t lastStart = g.W - 1 - (g.KW - 1) * g.dw + g.pl;  // largest ow * sw inside
+  const int64_t interiorEnd =
+      std::max(interiorBegin, lastStart < 0 ? 0 : std::min(g.OW, lastStart / g.sw + 1));
+
   const int64_t rows = g.N * g.OH;
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     const QOutputRow start = qOutputRow(kb, g, row);
@@ -136,7 +143,9 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
       llvm::Value* s = rescale.shifts ? qShiftLoad(kb, rescale.shifts, first, unsigned(kChannels))
                                       : splat(q.shifts[0]);
 
-      kb.forRange(0, g.OW, [&](llvm::Value* ow) {
+      // One output pixel: its taps all inside the image, some perhaps outside, or tested.
+      enum class Taps { Inside, Border, Tested };
+      auto pixel = [&](llvm::Value* ow, Taps where) {
         llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
         if (mve) ir.CreateStore(startValues, accLanes);
         for (int64_t j = 0; j < kChannels && !mve; ++j)
@@ -201,12 +210,16 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
             });
           });
         };
-        llvm::Value* columnsInside =
-            ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
-                         ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw)));
-        llvm::Value* interior = ir.CreateAnd(rowInterior, columnsInside);
-        kb.ifThen(interior, [&] { taps(false); });
-        kb.ifThen(ir.CreateNot(interior), [&] { taps(true); });
+        if (where != Taps::Tested) {
+          taps(where == Taps::Border);
+        } else {
+          llvm::Value* columnsInside =
+              ir.CreateAnd(ir.CreateICmpSGE(iwStart, kb.index(0)),
+                           ir.CreateICmpSLT(iwStart, kb.index(g.W - (g.KW - 1) * g.dw)));
+          llvm::Value* interior = ir.CreateAnd(rowInterior, columnsInside);
+          kb.ifThen(interior, [&] { taps(false); });
+          kb.ifThen(ir.CreateNot(interior), [&] { taps(true); });
+        }
 
         llvm::Value* sums = mve ? static_cast<llvm::Value*>(ir.CreateLoad(v32, accLanes))
                                 : llvm::PoisonValue::get(v32);
@@ -222,7 +235,26 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
             ir.CreateTrunc(y, v8),
             ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(kb.outputBinding()), out),
             llvm::Align(1));
-      });
+      };
+      if (!mve) {
+        // One loop, each pixel tested (the pixel's code once: flash).
+        kb.forRange(0, g.OW, [&](llvm::Value* ow) { pixel(ow, Taps::Tested); });
+        return;
+      }
+      // Helium: in a row whose taps lie inside the image vertically, the columns
+      // [interiorBegin, interiorEnd) have all their taps inside: a loop without the border
+      // tests; the other columns (all of them in the other rows) one loop with them (VWW
+      // 5.07 -> 4.83 M instructions for 1.7 KB of flash; on the DSP extension 2-3 % fewer
+      // for 6-7 % more flash, not taken).
+      llvm::Value* begin = ir.CreateSelect(rowInterior, kb.index(interiorBegin), kb.index(g.OW));
+      llvm::Value* end = ir.CreateSelect(rowInterior, kb.index(interiorEnd), kb.index(g.OW));
+      kb.forRange(kb.index(0), ir.CreateAdd(begin, ir.CreateSub(kb.index(g.OW), end)),
+                  [&](llvm::Value* i) {
+                    llvm::Value* past = ir.CreateICmpUGE(i, begin);
+                    pixel(ir.CreateSelect(past, ir.CreateAdd(ir.CreateSub(i, begin), end), i),
+                          Taps::Border);
+                  });
+      kb.forRange(begin, end, [&](llvm::Value* ow) { pixel(ow, Taps::Inside); });
     });
   });
   return workgroupsFor(rows, g.OW * g.C * (g.KH * g.KW + kRescaleWork));
