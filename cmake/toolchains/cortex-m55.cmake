@@ -1,0 +1,11 @@
+# Cross toolchain for the runtime core on Arm Cortex-M55 (Debian's arm-none-eabi-gcc; Helium and the FPU).
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(_kiln_m55 "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard")
+set(CMAKE_C_FLAGS_INIT "${_kiln_m55}")
+set(CMAKE_CXX_FLAGS_INIT "${_kiln_m55}")
+set(CMAKE_C_FLAGS_MINSIZEREL_INIT "-Os -DNDEBUG")
+set(CMAKE_CXX_FLAGS_MINSIZEREL_INIT "-Os -DNDEBUG")
