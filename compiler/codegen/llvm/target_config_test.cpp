@@ -89,7 +89,7 @@ TEST(TargetConfig, RequiredFeaturesFollowTheCpu) {
   EXPECT_FALSE(has(resolve("rv32imac").requiredFeatures, "f"));
   EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "dsp"));
   EXPECT_FALSE(has(resolve("cortex-m33").requiredFeatures, "mve"));
-  // Helium (integer; its float instructions are left off, see target_table.cpp).
+  // Cortex-M55: Helium (MVE) and the DSP extension.
   EXPECT_TRUE(has(resolve("cortex-m55").requiredFeatures, "mve"));
   EXPECT_TRUE(has(resolve("cortex-m55").requiredFeatures, "dsp"));
   EXPECT_TRUE(has(resolve("cortex-m33").requiredFeatures, "fpv5-sp"));

@@ -32,13 +32,9 @@ const FriendlyTarget kTargets[] = {
     {"cortex-m4", "thumbv7em-none-eabi", "cortex-m4", "+soft-float,-fpregs", FloatAbi::Soft, ""},
     {"cortex-m33", "thumbv8m.main-none-eabihf", "cortex-m33", "", FloatAbi::Hard, ""},
     {"cortex-m7", "thumbv7em-none-eabihf", "cortex-m7", "", FloatAbi::Hard, ""},
-    // Armv8.1-M with the M-profile vector extension (Helium) and the double-precision FPU.
-    // Helium's float instructions are left off (f32 runs on the FPU's scalar register tiles):
-    // under QEMU 7.2, the only Cortex-M55 we can run, a MaxPool that LLVM vectorised with them
-    // (gathers and VPT.F32 in a tail-predicated loop) computes wrong values, and without
-    // hardware we cannot tell which of the two errs (examples/mcu keeps the float models on
-    // this board as the check). --target-features=+mve.fp turns them back on.
-    {"cortex-m55", "thumbv8.1m.main-none-eabihf", "cortex-m55", "-mve.fp", FloatAbi::Hard, ""},
+    // Armv8.1-M with the M-profile vector extension (Helium: integer and f32) and the
+    // double-precision FPU; LLVM's cortex-m55 implies them all.
+    {"cortex-m55", "thumbv8.1m.main-none-eabihf", "cortex-m55", "", FloatAbi::Hard, ""},
     {"rv32imac", "riscv32-unknown-elf", "generic-rv32", "+m,+a,+c", FloatAbi::Soft, "ilp32"},
     {"rv32imafc", "riscv32-unknown-elf", "generic-rv32", "+m,+a,+f,+c,+zicsr", FloatAbi::Hard,
      "ilp32f"},
