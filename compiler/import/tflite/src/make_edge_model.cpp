@@ -1,10 +1,12 @@
 // kiln_make_tflite_edge_model DIR: writes DIR/model.tflite, an int8 TFLite model whose shapes
 // fall off every kernel's fast path (5 input channels: a kernel row of 15 bytes, 7 output
-// channels, padding on every side, a stride-2 depthwise layer and one over 7 channels, a fully
-// connected layer over 175 values into 9), DIR/input.npy (seeded random int8) and DIR/expected.npy: the output as
-// TFLite's reference kernels compute it, written out here from their arithmetic (int32 sums of
+// channels, padding on every side, a stride-2 depthwise layer and one over 7 channels, an ADD
+// over 7 channels and one of a broadcast scalar, a fully connected layer over 175 values into
+// 9), DIR/input.npy (seeded random int8) and DIR/expected.npy: the output as TFLite's
+// reference kernels compute it, written out here from their arithmetic (int32 sums of
 // (x - zx) * w, QuantizeMultiplier of the double effective scale, MultiplyByQuantizedMultiplier
-// in quantized_reference.h), not through kiln. The microcontroller tests run the model against
+// in quantized_reference.h; ADD's inputs shifted left by 20 and rescaled to twice the larger
+// input scale), not through kiln. The microcontroller tests run the model against
 // it byte for byte (examples/mcu/CMakeLists.txt).
 #include <cmath>
 #include <cstdio>
@@ -49,6 +51,26 @@ int8_t requantize(int32_t acc, double effectiveScale, int32_t zeroPoint) {
   quantizeMultiplier(effectiveScale, m, shift);
   const int32_t y = refMbqm(acc, m, shift) + zeroPoint;
   return int8_t(std::min(127, std::max(-128, y)));
+}
+
+// TFLite's int8 ADD of a and b (b broadcast when it has one element).
+std::vector<int8_t> add(const std::vector<int8_t>& a, Quant aq, const std::vector<int8_t>& b,
+                        Quant bq, Quant yq) {
+  const int leftShift = 20;
+  const double twiceMax = 2.0 * std::max(double(aq.scale), double(bq.scale));
+  int32_t ma, mb, my;
+  int sa, sb, sy;
+  quantizeMultiplier(double(aq.scale) / twiceMax, ma, sa);
+  quantizeMultiplier(double(bq.scale) / twiceMax, mb, sb);
+  quantizeMultiplier(twiceMax / (double(1 << leftShift) * double(yq.scale)), my, sy);
+  std::vector<int8_t> y(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int32_t av = refMbqm((a[i] - aq.zeroPoint) * (1 << leftShift), ma, sa);
+    const int32_t bv = refMbqm((b[b.size() == 1 ? 0 : i] - bq.zeroPoint) * (1 << leftShift), mb, sb);
+    const int32_t v = refMbqm(av + bv, my, sy) + yq.zeroPoint;
+    y[i] = int8_t(std::min(127, std::max(-128, v)));
+  }
+  return y;
 }
 
 // NHWC convolution (depthwise: one input channel per output channel), TFLite's SAME padding.
@@ -110,6 +132,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   const int H = 9, W = 9, C = 5, C1 = 8, C3 = 7, N = 9;
   const Quant xq{0.05f, -3}, y1q{0.1f, 2}, y2q{0.12f, -1}, y3q{0.1f, 0}, y4q{0.11f, 1}, outq{3.0f, 5};
+  const Quant y5q{0.17f, -2}, cq{0.04f, 3}, y6q{0.19f, 4};
+  const std::vector<int8_t> c = {int8_t(-71)};  // the broadcast scalar
   std::vector<float> w1Scales, w2Scales, w3Scales, w5Scales;
   for (int c = 0; c < C1; ++c) w1Scales.push_back(0.01f + 0.002f * float(c));
   for (int c = 0; c < C1; ++c) w2Scales.push_back(0.02f + 0.003f * float(c));
@@ -139,13 +163,16 @@ int main(int argc, char** argv) {
   // 7 channels: not a multiple of the microcontroller depthwise kernel's 4 (the plain loops).
   std::vector<int8_t> y4 =
       conv(y3, H3, W3, C3, y3q, w5, w5Scales, b5, C3, 3, 1, true, true, y4q, H4, W4);
+  // A residual ADD over 7 channels, then one of a constant scalar.
+  std::vector<int8_t> y5 = add(y4, y4q, y3, y3q, y5q);
+  std::vector<int8_t> y6 = add(y5, y5q, c, cq, y6q);
   const int K = H4 * W4 * C3;  // 175
   std::vector<int8_t> out(static_cast<size_t>(N));
   for (int n = 0; n < N; ++n) {
     int32_t acc = b4[size_t(n)];
-    for (int k = 0; k < K; ++k) acc += (y4[size_t(k)] - y4q.zeroPoint) * w4[size_t(n * K + k)];
+    for (int k = 0; k < K; ++k) acc += (y6[size_t(k)] - y6q.zeroPoint) * w4[size_t(n * K + k)];
     out[size_t(n)] =
-        requantize(acc, double(y4q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
+        requantize(acc, double(y6q.scale) * double(w4Scale) / double(outq.scale), outq.zeroPoint);
   }
 
   // The model: tensors in the order the operators below name them.
@@ -174,12 +201,15 @@ int main(int argc, char** argv) {
   convParameters("w3", "b3", {C3, 1, 1, C1}, w3, w3Scales, 0, b3, y2q);
   activation("y3", {1, H3, W3, C3}, y3q);
   convParameters("w5", "b5", {1, 3, 3, C3}, w5, w5Scales, 3, b5, y3q);
-  activation("y4", {1, H4, W4, C3}, y4q);
+  activation("y4", {1, H4, W4, C3}, y4q);  // 12
+  activation("y5", {1, H4, W4, C3}, y5q);  // 13
+  m.tensors.push_back({"c", i8, {1}, int8Bytes(c), {cq.scale}, {cq.zeroPoint}});
+  activation("y6", {1, H4, W4, C3}, y6q);  // 15
   m.tensors.push_back({"shape", i32, {2}, int32Bytes({1, K})});
-  activation("r", {1, K}, y4q);
+  activation("r", {1, K}, y6q);  // 17
   m.tensors.push_back({"w4", i8, {N, K}, int8Bytes(w4), {w4Scale}, {0}});
-  m.tensors.push_back({"b4", i32, {N}, int32Bytes(b4), {y4q.scale * w4Scale}, {0}});
-  activation("out", {1, N}, outq);
+  m.tensors.push_back({"b4", i32, {N}, int32Bytes(b4), {y6q.scale * w4Scale}, {0}});
+  activation("out", {1, N}, outq);  // 20
   const auto none = fb::ActivationFunctionType::NONE;
   // CONV_2D (code 3) from tensor `in` (weights and bias next) to `out`.
   auto conv2d = [&](int32_t in, int32_t out, fb::Padding padding) {
@@ -197,28 +227,37 @@ int main(int argc, char** argv) {
                               .Union();
                         }};
   };
+  // ADD (code 0) of tensors a and b to `out`.
+  auto add2 = [&](int32_t a, int32_t b, int32_t out) {
+    return TestOperator{0, {a, b}, {out}, fb::BuiltinOptions::AddOptions,
+                        [=](flatbuffers::FlatBufferBuilder& builder) {
+                          return fb::CreateAddOptions(builder, none).Union();
+                        }};
+  };
   m.operators = {
       conv2d(0, 3, fb::Padding::SAME),
       depthwise(3, 6, 2),
       conv2d(6, 9, fb::Padding::VALID),
       depthwise(9, 12, 1),
+      add2(12, 9, 13),
+      add2(13, 14, 15),
       {22,
-       {12, 13},
-       {14},
+       {15, 16},
+       {17},
        fb::BuiltinOptions::ReshapeOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateReshapeOptions(b, b.CreateVector(std::vector<int32_t>{1, K})).Union();
        }},
       {9,
-       {14, 15, 16},
-       {17},
+       {17, 18, 19},
+       {20},
        fb::BuiltinOptions::FullyConnectedOptions,
        [&](flatbuffers::FlatBufferBuilder& b) {
          return fb::CreateFullyConnectedOptions(b, none).Union();
        }},
   };
   m.inputs = {0};
-  m.outputs = {17};
+  m.outputs = {20};
   const std::string bytes = buildTflite(m);
   std::ofstream(dir + "/model.tflite", std::ios::binary)
       .write(bytes.data(), std::streamsize(bytes.size()));
