@@ -228,10 +228,11 @@ TEST(CliErrors, Compile) {
   expectError({"compile", model}, "'kiln compile' needs an output file: -o OUT.kiln");
   expectError({"compile", "/nonexistent/m.onnx", "-o", out},
               "cannot open '/nonexistent/m.onnx': No such file or directory");
-  expectError({"compile", model, "-o", out, "--target=pdp11"},
-              "unknown --target 'pdp11'; valid targets: host, x86_64, x86_64-v3, x86_64-v4, "
-              "aarch64, aarch64-dotprod, riscv64, cortex-m4, cortex-m33, cortex-m7, cortex-m55, rv32imac, "
-              "rv32imafc");
+  expectError(
+      {"compile", model, "-o", out, "--target=pdp11"},
+      "unknown --target 'pdp11'; valid targets: host, x86_64, x86_64-v3, x86_64-v4, "
+      "aarch64, aarch64-dotprod, riscv64, cortex-m4, cortex-m33, cortex-m7, cortex-m55, rv32imac, "
+      "rv32imafc");
   expectError({"compile", model, "-o", out, "--input-shape=image"},
               "--input-shape=image: missing ':' between name and dims (expected NAME:DIMS, e.g. "
               "--input-shape=input:1x3x224x224)");

@@ -38,10 +38,10 @@ int32_t heliumRescale(int32_t x, int32_t m, int shift) {
 }
 
 TEST(HeliumRescale, MatchesTfliteOnEdgesAndTies) {
-  std::vector<int32_t> xs = {INT32_MIN, INT32_MIN + 1, -65536, -3, -2, -1, 0, 1, 2, 3, 65535,
-                             INT32_MAX - 1, INT32_MAX};
-  const std::vector<int32_t> ms = {INT32_MIN, INT32_MIN + 1, 1 << 30, (1 << 30) + 12345,
-                                   INT32_MAX, 1518500250};
+  std::vector<int32_t> xs = {INT32_MIN, INT32_MIN + 1, -65536,        -3,       -2, -1, 0, 1, 2,
+                             3,         65535,         INT32_MAX - 1, INT32_MAX};
+  const std::vector<int32_t> ms = {INT32_MIN,         INT32_MIN + 1, 1 << 30,
+                                   (1 << 30) + 12345, INT32_MAX,     1518500250};
   for (int shift = -31; shift <= 4; ++shift) {
     for (int32_t m : ms) {
       for (int32_t x : xs) {

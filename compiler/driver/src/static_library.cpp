@@ -89,9 +89,10 @@ void checkOutputFormat(const CompileOptions& options, const codegen::TargetConfi
     return;
   }
   if (target.output != codegen::KernelOutput::RelocatableObject)
-    throw CompileError("--output-format=static-lib needs a microcontroller target (cortex-m4, "
-                       "cortex-m33, cortex-m7, cortex-m55, rv32imac, rv32imafc); target '" +
-                       target.name + "' (" + target.triple + ") builds an embedded ELF");
+    throw CompileError(
+        "--output-format=static-lib needs a microcontroller target (cortex-m4, "
+        "cortex-m33, cortex-m7, cortex-m55, rv32imac, rv32imafc); target '" +
+        target.name + "' (" + target.triple + ") builds an embedded ELF");
   if (!options.kernelObjectPath.empty())
     throw CompileError("--output-format=static-lib writes the kernels into its own object; "
                        "a separate kernel object path cannot be given");

@@ -183,8 +183,8 @@ CodegenResult generateKernels(const std::vector<KernelDesc>& kernels, const Targ
   emitTarget.features = target.features;
   emitTarget.smallestCode = options.smallestCode && target.microcontroller;
   emitTarget.int8Dot = emitTarget.smallestCode ? EmitTarget::Int8Dot::None : int8DotFor(target);
-  emitTarget.helium = target.microcontroller && target.arch == TargetArch::Arm32 &&
-                      targetHasFeature(target, "mve");
+  emitTarget.helium =
+      target.microcontroller && target.arch == TargetArch::Arm32 && targetHasFeature(target, "mve");
   emitTarget.maskedStores = target.arch == TargetArch::X86_64 && !target.microcontroller &&
                             targetHasFeature(target, "avx512f") &&
                             targetHasFeature(target, "avx512vl");

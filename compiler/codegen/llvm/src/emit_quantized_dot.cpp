@@ -160,8 +160,7 @@ class DotUnit {
       auto* bytes = llvm::FixedVectorType::get(ir_.getInt8Ty(), unsigned(chunk()));
       llvm::SmallVector<llvm::Constant*, 16> active;
       for (int64_t i = 0; i < chunk(); ++i) active.push_back(ir_.getInt1(i < count));
-      return ir_.CreateMaskedLoad(bytes, address, llvm::Align(1),
-                                  llvm::ConstantVector::get(active),
+      return ir_.CreateMaskedLoad(bytes, address, llvm::Align(1), llvm::ConstantVector::get(active),
                                   llvm::Constant::getNullValue(bytes));
     }
     // (Cortex-M4/M7/M33 load words from any address.)
@@ -298,9 +297,8 @@ void dotSpan(KernelBuilder& kb, DotUnit& unit, Block& block,
 // the accumulators' start -zx * sum(w) cancels: TFLite skips those taps). `rowStart` is the x
 // index of the row's first tap, wherever it lies; `firstCol` that tap's column. `use` takes
 // each chunk's offset in the row, its length and its bytes.
-void maskedRowChunks(KernelBuilder& kb, DotUnit& unit, llvm::Value* rowStart,
-                     llvm::Value* firstCol, llvm::Value* rowInside, const QWindowShape& g,
-                     int32_t fill,
+void maskedRowChunks(KernelBuilder& kb, DotUnit& unit, llvm::Value* rowStart, llvm::Value* firstCol,
+                     llvm::Value* rowInside, const QWindowShape& g, int32_t fill,
                      const std::function<void(int64_t, int64_t, llvm::Value*)>& use) {
   llvm::IRBuilder<>& ir = kb.b();
   const int64_t chunk = unit.chunk(), length = g.KW * g.C;
@@ -320,9 +318,10 @@ void maskedRowChunks(KernelBuilder& kb, DotUnit& unit, llvm::Value* rowStart,
     // -offset - c * chunk <= i < W * C - offset - c * chunk.
     llvm::Value* start = ir.CreateSub(ir.getInt32(uint32_t(-c * chunk)), offset);
     llvm::Value* end = ir.CreateSub(ir.getInt32(uint32_t(g.W * g.C - c * chunk)), offset);
-    end = ir.CreateSelect(rowInside, ir.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end,
-                                                              ir.getInt32(uint32_t(count))),
-                          ir.getInt32(0));
+    end = ir.CreateSelect(
+        rowInside,
+        ir.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, ir.getInt32(uint32_t(count))),
+        ir.getInt32(0));
     llvm::Value* active = ir.CreateAnd(below(end), ir.CreateNot(below(start)));
     use(c * chunk, count,
         unit.loadMaskedX(ir.CreateAdd(rowStart, kb.index(c * chunk)), active, fill));
@@ -360,8 +359,8 @@ void gatherWindow(KernelBuilder& kb, DotUnit& unit, const QWindowShape& g, llvm:
     llvm::Value* rowAt = ir.CreateAdd(kb.index(at), ir.CreateMul(kh, kb.index(length)));
     maskedRowChunks(kb, unit, rowStartAt(ih), iwStart, qInside(kb, ih, g.H), g, fill,
                     [&](int64_t offset, int64_t, llvm::Value* xv) {
-                      llvm::Value* to = ir.CreateInBoundsGEP(
-                          ir.getInt8Ty(), buffer, ir.CreateAdd(rowAt, kb.index(offset)));
+                      llvm::Value* to = ir.CreateInBoundsGEP(ir.getInt8Ty(), buffer,
+                                                             ir.CreateAdd(rowAt, kb.index(offset)));
                       ir.CreateAlignedStore(xv, to, llvm::Align(1));
                     });
   });
@@ -601,9 +600,10 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
                         (g.OC / kBlock) * (rowSteps - windowSteps) * 7 > g.KH * 12;
   const int64_t windowStride = window + kChunk;  // a window and its last row's spill
   llvm::Value* windows =
-      gathered ? kb.local(llvm::ArrayType::get(ir.getInt8Ty(), uint64_t(kPairPixels * windowStride)),
-                          "windows")
-               : nullptr;
+      gathered
+          ? kb.local(llvm::ArrayType::get(ir.getInt8Ty(), uint64_t(kPairPixels * windowStride)),
+                     "windows")
+          : nullptr;
   const QRescale rescale = qMakeRescale(kb);
   const ZeroPoint zp = planZeroPoint(kb, unit, g.OC, g.KH * g.KW * g.C);
   const int64_t pairPixels = kPairPixels;
@@ -640,8 +640,9 @@ uint32_t emitQuantizedConvDot(KernelBuilder& kb) {
       for (int64_t p = 0; p < pixels; ++p) {
         llvm::Value* ow = ir.CreateAdd(ow0, kb.index(p));
         llvm::Value* iwStart = ir.CreateSub(ir.CreateMul(ow, kb.index(g.sw)), kb.index(g.pl));
-        gatherWindow(kb, unit, g, windows, p * windowStride,
-                     [&](llvm::Value* ih) { return xAt(ih, iwStart); }, ihStart, iwStart, zp.z);
+        gatherWindow(
+            kb, unit, g, windows, p * windowStride,
+            [&](llvm::Value* ih) { return xAt(ih, iwStart); }, ihStart, iwStart, zp.z);
         xIndex.push_back(kb.index(p * windowStride));
         outBase.push_back(outAt(ow));
       }

@@ -78,7 +78,9 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
   llvm::IRBuilder<>& ir = kb.b();
   constexpr int64_t kLanes = 4;
   auto* v32 = llvm::FixedVectorType::get(ir.getInt32Ty(), kLanes);
-  auto splat = [&](int32_t value) { return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value))); };
+  auto splat = [&](int32_t value) {
+    return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value)));
+  };
   std::vector<int64_t> ys = d.output.shape.empty() ? std::vector<int64_t>{1} : d.output.shape;
   const int64_t inner = ys.back();
   const int64_t rows = d.output.elementCount() / std::max<int64_t>(inner, 1);
@@ -95,13 +97,15 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
   // Input i's elements from `index` as <4 x i32> (one element splat where it broadcasts).
   auto loadLanes = [&](unsigned i, llvm::Value* index, int64_t count) -> llvm::Value* {
     const ElemType t = d.inputs[i].type;
-    if (strides[i].back() == 0) return ir.CreateVectorSplat(kLanes, qToI32(kb, kb.load(i, t, index)));
+    if (strides[i].back() == 0)
+      return ir.CreateVectorSplat(kLanes, qToI32(kb, kb.load(i, t, index)));
     auto* narrow = llvm::FixedVectorType::get(kb.elemType(t), kLanes);
     llvm::Value* at = ir.CreateInBoundsGEP(narrow->getElementType(), kb.bindingPointer(i), index);
-    llvm::Value* v = count == kLanes
-                         ? static_cast<llvm::Value*>(ir.CreateAlignedLoad(narrow, at, llvm::Align(1)))
-                         : ir.CreateMaskedLoad(narrow, at, llvm::Align(1), activeLanes(count),
-                                               llvm::Constant::getNullValue(narrow));
+    llvm::Value* v =
+        count == kLanes
+            ? static_cast<llvm::Value*>(ir.CreateAlignedLoad(narrow, at, llvm::Align(1)))
+            : ir.CreateMaskedLoad(narrow, at, llvm::Align(1), activeLanes(count),
+                                  llvm::Constant::getNullValue(narrow));
     return ir.CreateSExt(v, v32);
   };
   const QRescaleRange range;  // (any multiplier and shift)
@@ -113,9 +117,9 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
     a = qMultiplyLanes(kb, a, splat(q.input1Multiplier), splat(q.input1Shift), range);
     b = qMultiplyLanes(kb, b, splat(q.input2Multiplier), splat(q.input2Shift), range);
     llvm::Value* raw = q.op == QuantOp::Add ? ir.CreateAdd(a, b) : ir.CreateSub(a, b);
-    llvm::Value* y = ir.CreateAdd(
-        qMultiplyLanes(kb, raw, splat(q.multipliers[0]), splat(q.shifts[0]), range),
-        splat(q.outputZeroPoint));
+    llvm::Value* y =
+        ir.CreateAdd(qMultiplyLanes(kb, raw, splat(q.multipliers[0]), splat(q.shifts[0]), range),
+                     splat(q.outputZeroPoint));
     y = qClampLanes(kb, y, q.actMin, q.actMax);
     auto* narrow = llvm::FixedVectorType::get(kb.elemType(d.output.type), kLanes);
     llvm::Value* to =
@@ -132,8 +136,9 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
         outer.empty() ? std::vector<llvm::Value*>{} : kb.decompose(row, outer);
     std::vector<llvm::Value*> bases;
     for (const std::vector<int64_t>& st : strides) {
-      bases.push_back(coords.empty() ? kb.index(0)
-                                     : kb.linearize(coords, std::vector<int64_t>(st.begin(), st.end() - 1)));
+      bases.push_back(coords.empty()
+                          ? kb.index(0)
+                          : kb.linearize(coords, std::vector<int64_t>(st.begin(), st.end() - 1)));
     }
     llvm::Value* outBase = ir.CreateMul(row, kb.index(inner));
     auto stepAt = [&](llvm::Value* j, int64_t count) {

@@ -2,10 +2,10 @@
 // DoublingHighMul, RoundingDivideByPOT, MultiplyByQuantizedMultiplier (32- and 64-bit, and
 // on i32 vectors), gemmlowp's reciprocal, clamps, round-half-away and constant tables.
 // Divisions by 2^31 are shifts, so 32-bit targets need no i64 division.
+#include <llvm/IR/IntrinsicsARM.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <llvm/IR/IntrinsicsARM.h>
 
 #include "emit_quantized.h"
 

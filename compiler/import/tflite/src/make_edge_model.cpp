@@ -66,7 +66,8 @@ std::vector<int8_t> add(const std::vector<int8_t>& a, Quant aq, const std::vecto
   std::vector<int8_t> y(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     const int32_t av = refMbqm((a[i] - aq.zeroPoint) * (1 << leftShift), ma, sa);
-    const int32_t bv = refMbqm((b[b.size() == 1 ? 0 : i] - bq.zeroPoint) * (1 << leftShift), mb, sb);
+    const int32_t bv =
+        refMbqm((b[b.size() == 1 ? 0 : i] - bq.zeroPoint) * (1 << leftShift), mb, sb);
     const int32_t v = refMbqm(av + bv, my, sy) + yq.zeroPoint;
     y[i] = int8_t(std::min(127, std::max(-128, v)));
   }
@@ -229,7 +230,10 @@ int main(int argc, char** argv) {
   };
   // ADD (code 0) of tensors a and b to `out`.
   auto add2 = [&](int32_t a, int32_t b, int32_t out) {
-    return TestOperator{0, {a, b}, {out}, fb::BuiltinOptions::AddOptions,
+    return TestOperator{0,
+                        {a, b},
+                        {out},
+                        fb::BuiltinOptions::AddOptions,
                         [=](flatbuffers::FlatBufferBuilder& builder) {
                           return fb::CreateAddOptions(builder, none).Union();
                         }};
