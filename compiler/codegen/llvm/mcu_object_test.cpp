@@ -14,6 +14,18 @@ namespace {
 
 using testing::f32;
 
+// A 2 x 2 pooling with stride 2 over an f32 NCHW input.
+KernelDesc pool2x2(PoolKind kind, std::vector<int64_t> in) {
+  KernelDesc pool;
+  pool.kind = KernelKind::Pool;
+  pool.poolKind = kind;
+  pool.kernelShape = {2, 2};
+  pool.strides = {2, 2};
+  pool.output = f32({in[0], in[1], in[2] / 2, in[3] / 2});
+  pool.inputs = {f32(std::move(in))};
+  return pool;
+}
+
 // A small model's worth of kernels touching every arithmetic the emitters produce.
 std::vector<KernelDesc> sampleKernels() {
   std::vector<KernelDesc> kernels;
@@ -25,14 +37,7 @@ std::vector<KernelDesc> sampleKernels() {
   conv.epilogue.act = Activation::Clip;
   conv.epilogue.beta = 6;
   kernels.push_back(conv);
-  KernelDesc pool;
-  pool.kind = KernelKind::Pool;
-  pool.poolKind = PoolKind::Average;
-  pool.kernelShape = {2, 2};
-  pool.strides = {2, 2};
-  pool.inputs = {f32({1, 4, 6, 6})};
-  pool.output = f32({1, 4, 3, 3});
-  kernels.push_back(pool);
+  kernels.push_back(pool2x2(PoolKind::Average, {1, 4, 6, 6}));
   KernelDesc gemm;
   gemm.kind = KernelKind::MatMul;
   gemm.inputs = {f32({1, 36}), f32({10, 36}), f32({10})};
@@ -270,14 +275,7 @@ TEST(McuHelium, FloatVectorsWithoutGathers) {
   request.name = "cortex-m55";
   TargetConfig target = resolveTarget(request);
   std::vector<KernelDesc> kernels = sampleKernels();
-  KernelDesc pool;
-  pool.kind = KernelKind::Pool;
-  pool.poolKind = PoolKind::Max;
-  pool.kernelShape = {2, 2};
-  pool.strides = {2, 2};
-  pool.inputs = {f32({1, 8, 26, 26})};
-  pool.output = f32({1, 8, 13, 13});
-  kernels.push_back(pool);
+  kernels.push_back(pool2x2(PoolKind::Max, {1, 8, 26, 26}));
   std::string listing = disassemble(generateKernels(kernels, target), target);
   EXPECT_EQ(listing.find("[q"), std::string::npos) << listing;
   EXPECT_TRUE(std::regex_search(listing, std::regex(R"(\tv[a-z]+\.f32\tq\d)"))) << listing;
