@@ -6,7 +6,6 @@
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
@@ -63,15 +62,27 @@ void initializeLlvmTargets() {
     llvm::InitializeAllTargets();
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
-    // No MVE gathers or scatters (Helium, Cortex-M55): under QEMU 7.2, the only Cortex-M55
-    // here, a MaxPool that LLVM vectorised into gathers with write-back computed wrong values
-    // (docs/mcu.md, "Helium"); without them every model runs exact there, so the code that
-    // reaches a device is code that was checked. The option is LLVM's, process-wide, and only
-    // the Arm backend reads it.
-    const char* args[] = {"kiln", "-enable-arm-maskedgatscat=false"};
-    llvm::cl::ParseCommandLineOptions(2, args, "", &llvm::nulls());
   });
 }
+
+namespace {
+
+// No MVE gathers or scatters (Helium, Cortex-M55): under QEMU 7.2, the only Cortex-M55 here,
+// a MaxPool that LLVM vectorised into gathers with write-back computed wrong values
+// (docs/mcu.md, "Helium"); without them every model runs exact there, so the code that
+// reaches a device is code that was checked. The switch is LLVM's process-wide option, which
+// only the Arm backend reads; lld resets every option when it links (in this process, for the
+// embedded ELF), so it is set again before each Arm target machine is made.
+void keepMveGathersOff() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+  auto found = options.find("enable-arm-maskedgatscat");
+  if (found != options.end() && found->second->getNumOccurrences() == 0)
+    found->second->addOccurrence(0, "enable-arm-maskedgatscat", "false");
+}
+
+}  // namespace
 
 TargetConfig detectHostTarget() {
   TargetConfig config;
@@ -147,6 +158,7 @@ bool targetHasFeature(const TargetConfig& config, const char* llvmName) {
 
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const TargetConfig& config) {
   initializeLlvmTargets();
+  if (config.arch == TargetArch::Arm32) keepMveGathersOff();
   const llvm::Target* target = lookupTarget(config.triple);
   llvm::TargetOptions options;
   options.FloatABIType =
