@@ -106,6 +106,13 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   std::vector<llvm::Value*> acc;
   for (int64_t j = 0; j < kChannels; ++j) acc.push_back(kb.local(i32, "acc"));
   llvm::Value* accLanes = kb.local(v32, "acc");  // Helium's: the four in one vector
+  // Helium: x of a tap outside the image, zx in each of the four bytes.
+  llvm::Value* zxBytes = nullptr;
+  if (mve) {
+    zxBytes = kb.local(v8, "zx");
+    ir.CreateStore(llvm::ConstantInt::get(v8, uint64_t(uint8_t(int8_t(q.inputZeroPoint)))),
+                   zxBytes);
+  }
   // The taps of a kernel row: a rolled loop, or with Helium (4 instructions a tap, against a
   // loop's 2 or 3 of overhead) unrolled for windows of up to 5 x 5. (Unrolling the rows too
   // took more flash for more instructions: VWW 41.9 KB and 6.38 M against 36.2 KB and 6.35 M.)
@@ -170,8 +177,17 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
               llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
               llvm::Value* wAt = ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first);
               if (mve) {
-                llvm::Value* x = loadLanes(0, xAt);
-                if (border) x = ir.CreateSelect(inside, x, splat(q.inputZeroPoint));
+                // Outside the image x comes from four bytes of zx on the stack: the tap
+                // selects an address, not a vector (LLVM made that a branch per tap).
+                llvm::Value* x;
+                if (border) {
+                  llvm::Value* from = ir.CreateSelect(
+                      inside, ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(0), at),
+                      zxBytes);
+                  x = ir.CreateSExt(ir.CreateAlignedLoad(v8, from, llvm::Align(1)), v32);
+                } else {
+                  x = loadLanes(0, xAt);
+                }
                 llvm::Value* products = ir.CreateMul(x, loadLanes(1, wAt));
                 ir.CreateStore(ir.CreateAdd(ir.CreateLoad(v32, accLanes), products), accLanes);
                 return;
