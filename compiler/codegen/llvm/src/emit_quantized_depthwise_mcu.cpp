@@ -78,14 +78,16 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
     return ir.CreateSExt(ir.CreateAlignedLoad(v8, address, llvm::Align(1)), v32);
   };
   // The 4 bytes from `index` as sign-extended i32 (4 byte loads).
-  auto loadBytes = [&](unsigned binding, llvm::Value* index) {
+  auto loadBytesAt = [&](llvm::Value* from) {
     std::vector<llvm::Value*> bytes;
     for (int64_t j = 0; j < kChannels; ++j) {
-      llvm::Value* at = ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(binding),
-                                             ir.CreateAdd(index, kb.index(j)));
+      llvm::Value* at = ir.CreateConstInBoundsGEP1_64(ir.getInt8Ty(), from, uint64_t(j));
       bytes.push_back(ir.CreateSExt(ir.CreateLoad(ir.getInt8Ty(), at), i32));
     }
     return bytes;
+  };
+  auto loadBytes = [&](unsigned binding, llvm::Value* index) {
+    return loadBytesAt(ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(binding), index));
   };
   // Channels 0, 2 and channels 1, 3 of a word as pairs of i16.
   auto pairs = [&](llvm::Value* word) -> std::pair<llvm::Value*, llvm::Value*> {
@@ -106,9 +108,10 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   std::vector<llvm::Value*> acc;
   for (int64_t j = 0; j < kChannels; ++j) acc.push_back(kb.local(i32, "acc"));
   llvm::Value* accLanes = kb.local(v32, "acc");  // Helium's: the four in one vector
-  // Helium: x of a tap outside the image, zx in each of the four bytes.
+  // Helium and RV32: x of a tap outside the image, zx in each of the four bytes (a border
+  // tap selects the address it loads from rather than the values: one select, not four).
   llvm::Value* zxBytes = nullptr;
-  if (mve) {
+  if (!dsp) {
     zxBytes = kb.local(v8, "zx");
     ir.CreateStore(llvm::ConstantInt::get(v8, uint64_t(uint8_t(int8_t(q.inputZeroPoint)))),
                    zxBytes);
@@ -193,10 +196,15 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                 return;
               }
               if (!dsp) {
-                std::vector<llvm::Value*> x = loadBytes(0, xAt), w = loadBytes(1, wAt);
+                std::vector<llvm::Value*> x =
+                    border ? loadBytesAt(ir.CreateSelect(
+                                 inside,
+                                 ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(0), at),
+                                 zxBytes))
+                           : loadBytes(0, xAt);
+                std::vector<llvm::Value*> w = loadBytes(1, wAt);
                 for (int64_t j = 0; j < kChannels; ++j) {
                   llvm::Value* xj = x[size_t(j)];
-                  if (border) xj = ir.CreateSelect(inside, xj, ir.getInt32(q.inputZeroPoint));
                   llvm::Value* slot = acc[size_t(j)];
                   ir.CreateStore(
                       ir.CreateAdd(ir.CreateLoad(i32, slot), ir.CreateMul(xj, w[size_t(j)])), slot);
