@@ -66,45 +66,6 @@ bool kBlocked(const TilePlan& plan, const KernelDesc& d, int64_t M, int64_t K) {
   return plan.packedB && !d.bindingsMayAlias && M > plan.mr && K >= 3 * kKBlock;
 }
 
-// Helium: `width` columns' dot products over K, A's row at aBase and column j of B at
-// bColumns + j * bN (both contiguous along K): 4-lane vectors of A and of each column, one
-// VFMA per column per 4 values of K, the last K % 4 values one predicated load each (zeros),
-// then each column's lanes summed in order into acc[j]. The sums' order differs from the
-// scalar loop's (4 partial sums per column), like every vector target's.
-void heliumColumnDots(KernelBuilder& kb, llvm::Value* aBase, llvm::Value* bColumns, int64_t bN,
-                      int64_t K, int64_t width, const std::vector<llvm::Value*>& acc) {
-  llvm::IRBuilder<>& b = kb.b();
-  constexpr unsigned kLanes = 4;
-  auto* v4 = llvm::FixedVectorType::get(b.getFloatTy(), kLanes);
-  std::vector<llvm::Value*> lanes;
-  for (int64_t j = 0; j < width; ++j) {
-    lanes.push_back(kb.local(v4, "dot"));
-    b.CreateStore(llvm::Constant::getNullValue(v4), lanes.back());
-  }
-  auto step = [&](llvm::Value* k, int64_t count) {
-    auto load = [&](unsigned binding, llvm::Value* index) -> llvm::Value* {
-      if (count == kLanes) return kb.loadVector(binding, index, kLanes);
-      llvm::SmallVector<llvm::Constant*, 4> active;
-      for (unsigned i = 0; i < kLanes; ++i) active.push_back(b.getInt1(int64_t(i) < count));
-      return b.CreateMaskedLoad(v4, kb.elementAddress(binding, index), llvm::Align(4),
-                                llvm::ConstantVector::get(active), llvm::Constant::getNullValue(v4));
-    };
-    llvm::Value* a = load(0, b.CreateAdd(aBase, k));
-    for (int64_t j = 0; j < width; ++j) {
-      llvm::Value* w = load(1, b.CreateAdd(bColumns, b.CreateAdd(kb.index(j * bN), k)));
-      llvm::Value* slot = lanes[size_t(j)];
-      b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {v4}, {a, w, b.CreateLoad(v4, slot)}),
-                    slot);
-    }
-  };
-  kb.forRange(0, K / kLanes, [&](llvm::Value* c) { step(b.CreateMul(c, kb.index(kLanes)), kLanes); });
-  if (K % kLanes != 0) step(kb.index(K - K % kLanes), K % kLanes);
-  for (int64_t j = 0; j < width; ++j) {
-    b.CreateStore(b.CreateFAddReduce(kb.f32(0.0f), b.CreateLoad(v4, lanes[size_t(j)])),
-                  acc[size_t(j)]);
-  }
-}
-
 }  // namespace
 
 uint32_t emitMatMul(KernelBuilder& kb) {
@@ -143,21 +104,18 @@ uint32_t emitMatMul(KernelBuilder& kb) {
   FusedEpilogue epilogue(kb);
   // A microcontroller with an FPU but no vector registers: the plain form keeps kFpuColumns
   // output columns in registers over K (one load of A serves them all) instead of adding
-  // every product to the output in memory.
-  const bool scalarFpu =
-      kb.target().vectorLanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
+  // every product to the output in memory. (Helium takes the register tiles: tileUnit.)
+  const TileUnit unit = tileUnit(kb.target());
+  const bool scalarFpu = unit.lanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
   std::vector<llvm::Value*> acc;
   if (scalarFpu)
     for (int64_t j = 0; j < kFpuColumns; ++j) acc.push_back(kb.local(b.getFloatTy(), "acc"));
-  // Helium, A's rows and B's columns contiguous along K (a fully connected layer's [N][K]
-  // weights): the columns' dot products on 4-lane vectors (heliumColumnDots).
-  const bool heliumDots = scalarFpu && kb.target().helium && aK == 1 && bK == 1;
 
   ProductShape p{M, N, K, batchShape, aBatch, bBatch, cStrides, aM, aK, bK, bN};
   foldBatchIntoRows(p);
   std::optional<TilePlan> plan =
       d.bPanel > 0 ? std::optional<TilePlan>(panelTilePlan(d, kb.target()))
-                   : planMatMulTiles(p.M, N, K, aM, aK, bK, bN, kb.target().vectorLanes);
+                   : planMatMulTiles(p.M, N, K, aM, aK, bK, bN, unit.lanes, unit.registers);
   if (plan) {
     int64_t tileBatches = 1;
     for (int64_t e : p.batchShape) tileBatches *= e;
@@ -286,22 +244,18 @@ uint32_t emitMatMul(KernelBuilder& kb) {
       auto columns = [&](llvm::Value* n0, int64_t width) {
         for (int64_t j = 0; j < width; ++j) b.CreateStore(kb.f32(0.0f), acc[size_t(j)]);
         llvm::Value* bColumns = b.CreateAdd(bBase, b.CreateMul(n0, kb.index(bN)));
-        if (heliumDots) {
-          heliumColumnDots(kb, aBase, bColumns, bN, K, width, acc);
-        } else {
-          kb.forRange(0, K, [&](llvm::Value* k) {
-            llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
-            llvm::Value* bAt = b.CreateAdd(bColumns, b.CreateMul(k, kb.index(bK)));
-            for (int64_t j = 0; j < width; ++j) {
-              llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bAt, kb.index(j * bN)));
-              llvm::Value* slot = acc[size_t(j)];
-              // fmuladd: fused where LLVM finds it faster (Cortex-M7's VFMA, RV32F's fmadd.s).
-              b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
-                                              {a, bValue, b.CreateLoad(b.getFloatTy(), slot)}),
-                            slot);
-            }
-          });
-        }
+        kb.forRange(0, K, [&](llvm::Value* k) {
+          llvm::Value* a = kb.load(0, f32, b.CreateAdd(aBase, b.CreateMul(k, kb.index(aK))));
+          llvm::Value* bAt = b.CreateAdd(bColumns, b.CreateMul(k, kb.index(bK)));
+          for (int64_t j = 0; j < width; ++j) {
+            llvm::Value* bValue = kb.load(1, f32, b.CreateAdd(bAt, kb.index(j * bN)));
+            llvm::Value* slot = acc[size_t(j)];
+            // fmuladd: fused where LLVM finds it faster (Cortex-M7's VFMA, RV32F's fmadd.s).
+            b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()},
+                                            {a, bValue, b.CreateLoad(b.getFloatTy(), slot)}),
+                          slot);
+          }
+        });
         for (int64_t j = 0; j < width; ++j) {
           kb.store(out, f32, b.CreateAdd(rowBase, b.CreateAdd(n0, kb.index(j))),
                    b.CreateLoad(b.getFloatTy(), acc[size_t(j)]));

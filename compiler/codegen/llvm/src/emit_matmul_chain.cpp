@@ -69,12 +69,14 @@ uint32_t emitMatMulChain(KernelBuilder& kb) {
   // A work item is a block of rows: the first product as tiles of the plan's height into a
   // buffer of the block's hidden rows (at most kMlpHiddenBlockFloats, so the stack stays small),
   // its weights streamed once per block; then each hidden row times the second weights.
-  const unsigned lanes = kb.target().vectorLanes;
+  const TileUnit unit = tileUnit(kb.target());
+  const unsigned lanes = unit.lanes;
   const int64_t blockCap = std::max<int64_t>(1, std::min<int64_t>(M, kMlpHiddenBlockFloats / N1));
   std::optional<TilePlan> first =
       d.bPanel > 0 ? std::optional<TilePlan>(panelTilePlan(d, kb.target()))
-                   : planMatMulTiles(blockCap, N1, K, aM, aK, bK, bN, lanes);
-  std::optional<TilePlan> second = planMatMulTiles(1, N2, N1, N1, 1, tK, tN, lanes);
+                   : planMatMulTiles(blockCap, N1, K, aM, aK, bK, bN, lanes, unit.registers);
+  std::optional<TilePlan> second =
+      planMatMulTiles(1, N2, N1, N1, 1, tK, tN, lanes, unit.registers);
   if (first && second) {
     const int64_t blockRows = first->mr, blocks = tileCount(M, blockRows);
     llvm::Value* block =

@@ -13,28 +13,36 @@ namespace kiln::codegen::detail {
 
 std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t aStrideM,
                                         int64_t aStrideK, int64_t bStrideK, int64_t bStrideN,
-                                        unsigned lanes) {
+                                        unsigned lanes, unsigned registers) {
   (void)aStrideM;
   if (lanes < 4 || M < 1 || N < 1 || K < 1) return std::nullopt;
   TilePlan plan;
   plan.lanes = lanes;
+  const bool few = registers < 16;  // Helium's 8
   const bool dot = aStrideK == 1 && bStrideK == 1;
   const bool broadcast = bStrideN == 1;
   if (dot && (!broadcast || N < int64_t(lanes))) {
     // MR x NR dot products of V partial sums each: 8 accumulators either way, enough to
-    // cover the multiply-add latency; a batch-1 product streams 8 weight rows at once.
+    // cover the multiply-add latency; a batch-1 product streams 8 weight rows at once. With 8
+    // registers 4 accumulators, A's vector and a weight vector.
     plan.form = TileForm::Dot;
-    plan.mr = M == 1 ? 1 : 2;
-    plan.nr = M == 1 ? 8 : 4;
+    plan.mr = M == 1 || few ? 1 : 2;
+    plan.nr = M == 1 && !few ? 8 : 4;
     return plan;
   }
   if (!broadcast) return std::nullopt;
   // MR x NV vectors of accumulators, NV vectors of B and one broadcast of A in registers:
-  // 6 x 2 (15 of 16 ymm registers) for tall products, 1-2 x 4 for short ones.
+  // 6 x 2 (15 of 16 ymm registers) for tall products, 1-2 x 4 for short ones; with 8
+  // registers 2 x 2.
   plan.form = TileForm::Broadcast;
-  plan.mr = M <= 2 ? M : std::min<int64_t>(M, 6);
-  plan.nr = (M <= 2 ? 4 : 2) * int64_t(lanes);
+  plan.mr = few ? std::min<int64_t>(M, 2) : M <= 2 ? M : std::min<int64_t>(M, 6);
+  plan.nr = (few ? 2 : M <= 2 ? 4 : 2) * int64_t(lanes);
   return plan;
+}
+
+TileUnit tileUnit(const EmitTarget& target) {
+  if (target.helium && !target.smallestCode && !target.softFloat) return {4, 8};
+  return {target.vectorLanes, target.vectorRegisters};
 }
 
 TilePlan panelTilePlan(const KernelDesc& desc, const EmitTarget& target) {
