@@ -50,9 +50,12 @@ std::pair<llvm::Value*, llvm::Value*> tapRange(KernelBuilder& kb, llvm::Value* s
 
 bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
   const KernelDesc& d = kb.desc();
+  // The target's tile unit (Helium: real 4-lane vectors), or on another microcontroller with an
+  // FPU 4-column "vectors" of scalars.
+  const TileUnit unit = tileUnit(kb.target());
   const bool scalarFpu =
-      kb.target().vectorLanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
-  const unsigned lanes = scalarFpu ? 4 : kb.target().vectorLanes;
+      unit.lanes == 0 && !kb.target().softFloat && !kb.target().smallestCode;
+  const unsigned lanes = scalarFpu ? 4 : unit.lanes;
   const int64_t sw = d.strides[1];
   if (lanes < 4 || (sw != 1 && sw != 2)) return false;
   llvm::IRBuilder<>& b = kb.b();
@@ -84,16 +87,15 @@ bool emitConvTiled(KernelBuilder& kb, uint32_t& workgroups) {
               d.pads[0],
               d.pads[1]};
   // A scalar FPU's tile is 2 channels x 1 vector of 4 columns (its "vectors" are 4 scalars:
-  // 8 accumulators); Helium's 4-column vectors are real, and 4 channels x 2 vectors (8 of
-  // its 8 q registers' worth, the weights as scalars) ran the MNIST CNN and the float
-  // ResNet-8 in 3.13 and 10.3 M instructions on Cortex-M55 against 3.70 and 14.2 M with
-  // 2 x 1 (4 x 1: 3.18 / 10.4; 4 x 3, 4 x 4 and 8 x 1 no better).
-  const bool helium = scalarFpu && kb.target().helium;
-  const int64_t OCB = scalarFpu && !helium ? (s.OCG % 2 == 0 ? 2 : 1)
-                      : s.OCG % 4 == 0     ? 4
-                      : s.OCG % 2 == 0     ? 2
-                                           : 1;
-  const int64_t U = helium ? 2 : scalarFpu ? 1 : OCB == 1 ? 4 : 2;
+  // 8 accumulators). Vector targets, Helium's 8 q registers included, take 4 channels x 2
+  // vectors (on Cortex-M55 the MNIST CNN and the float ResNet-8 in 3.13 and 10.3 M
+  // instructions against 3.70 and 14.2 M with the scalar FPU's 2 x 1; 4 x 1: 3.18 / 10.4;
+  // 4 x 3, 4 x 4 and 8 x 1 no better).
+  const int64_t OCB = scalarFpu        ? (s.OCG % 2 == 0 ? 2 : 1)
+                      : s.OCG % 4 == 0 ? 4
+                      : s.OCG % 2 == 0 ? 2
+                                       : 1;
+  const int64_t U = scalarFpu ? 1 : OCB == 1 ? 4 : 2;
   // Interior columns: every kw tap inside [0, W).
   // With stride 2 a vector of V columns is read as 2V consecutive inputs (the odd ones are
   // dropped), so the last tap's load must end inside the row as well.

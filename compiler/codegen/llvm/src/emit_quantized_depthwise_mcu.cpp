@@ -108,8 +108,7 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
   std::vector<llvm::Value*> acc;
   for (int64_t j = 0; j < kChannels; ++j) acc.push_back(kb.local(i32, "acc"));
   llvm::Value* accLanes = kb.local(v32, "acc");  // Helium's: the four in one vector
-  // Helium and RV32: x of a tap outside the image, zx in each of the four bytes (a border
-  // tap selects the address it loads from rather than the values: one select, not four).
+  // Helium and RV32: x of a tap outside the image, zx in each of the four bytes.
   llvm::Value* zxBytes = nullptr;
   if (!dsp) {
     zxBytes = kb.local(v8, "zx");
@@ -174,35 +173,24 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                                first));
               llvm::Value* inside =
                   border ? ir.CreateAnd(rowInside, qInside(kb, iw, g.W)) : nullptr;
-              // Outside: read the block's channels of pixel 0 (always there), use zx.
-              llvm::Value* xAt =
-                  border ? ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)) : at;
               llvm::Value* tap = ir.CreateAdd(ir.CreateMul(kh, kb.index(g.KW)), kw);
               llvm::Value* wAt = ir.CreateAdd(ir.CreateMul(tap, kb.index(g.C)), first);
+              // Helium and RV32: where x comes from, the image or (outside it) four bytes of
+              // zx: a border tap selects an address, not values (for Helium LLVM made a
+              // vector select a branch per tap).
+              llvm::Value* xFrom = nullptr;
+              if (!dsp) {
+                xFrom = ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(0), at);
+                if (border) xFrom = ir.CreateSelect(inside, xFrom, zxBytes);
+              }
               if (mve) {
-                // Outside the image x comes from four bytes of zx on the stack: the tap
-                // selects an address, not a vector (LLVM made that a branch per tap).
-                llvm::Value* x;
-                if (border) {
-                  llvm::Value* from = ir.CreateSelect(
-                      inside, ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(0), at),
-                      zxBytes);
-                  x = ir.CreateSExt(ir.CreateAlignedLoad(v8, from, llvm::Align(1)), v32);
-                } else {
-                  x = loadLanes(0, xAt);
-                }
+                llvm::Value* x = ir.CreateSExt(ir.CreateAlignedLoad(v8, xFrom, llvm::Align(1)), v32);
                 llvm::Value* products = ir.CreateMul(x, loadLanes(1, wAt));
                 ir.CreateStore(ir.CreateAdd(ir.CreateLoad(v32, accLanes), products), accLanes);
                 return;
               }
               if (!dsp) {
-                std::vector<llvm::Value*> x =
-                    border ? loadBytesAt(ir.CreateSelect(
-                                 inside,
-                                 ir.CreateInBoundsGEP(ir.getInt8Ty(), kb.bindingPointer(0), at),
-                                 zxBytes))
-                           : loadBytes(0, xAt);
-                std::vector<llvm::Value*> w = loadBytes(1, wAt);
+                std::vector<llvm::Value*> x = loadBytesAt(xFrom), w = loadBytes(1, wAt);
                 for (int64_t j = 0; j < kChannels; ++j) {
                   llvm::Value* xj = x[size_t(j)];
                   llvm::Value* slot = acc[size_t(j)];
@@ -211,7 +199,10 @@ uint32_t emitQuantizedDepthwiseMcu(KernelBuilder& kb) {
                 }
                 return;
               }
-              llvm::Value* x = loadWord(0, xAt);
+              // The DSP extension: outside, read the block's channels of pixel 0 (always
+              // there) and use zx.
+              llvm::Value* x =
+                  loadWord(0, border ? ir.CreateSelect(inside, at, ir.CreateAdd(xBatch, first)) : at);
               if (border) x = ir.CreateSelect(inside, x, zxWord);
               llvm::Value* w = loadWord(1, wAt);
               const auto [x02, x13] = pairs(x);

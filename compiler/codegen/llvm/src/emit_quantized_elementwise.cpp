@@ -14,23 +14,29 @@ namespace {
 constexpr int64_t kAddWork = 16;
 constexpr int64_t kRescaleWork = 8;  // one rescale (Mul, LeakyRelu, Requantize)
 
-// Calls body(outIndex, inputIndices) for every output element, rows split over workgroups
-// (each element `work` for the workgroup policy).
-uint32_t forEachElement(KernelBuilder& kb,
-                        const std::function<void(llvm::Value*, const std::vector<llvm::Value*>&)>& body,
-                        int64_t work = 1) {
+// Each input's element strides over the output's axes (0 where it broadcasts).
+std::vector<std::vector<int64_t>> inputStrides(const KernelDesc& d) {
+  std::vector<int64_t> ys = d.output.shape.empty() ? std::vector<int64_t>{1} : d.output.shape;
+  std::vector<std::vector<int64_t>> strides;
+  for (const BufferDesc& in : d.inputs)
+    strides.push_back(in.shape.empty() ? std::vector<int64_t>(ys.size(), 0)
+                                       : broadcastStrides(in.shape, ys));
+  return strides;
+}
+
+// Calls body(outIndex, inputIndices, count) for every run of `lanes` output elements along
+// the last axis (the row's last run `count` < lanes long), rows split over workgroups (each
+// element `work` for the workgroup policy).
+using StepBody =
+    std::function<void(llvm::Value*, const std::vector<llvm::Value*>&, int64_t count)>;
+uint32_t forEachStep(KernelBuilder& kb, int64_t lanes, const StepBody& body, int64_t work) {
   const KernelDesc& d = kb.desc();
   llvm::IRBuilder<>& ir = kb.b();
   std::vector<int64_t> ys = d.output.shape;
   if (ys.empty()) ys = {1};
-  const size_t r = ys.size();
   const int64_t inner = ys.back();
   const int64_t rows = d.output.elementCount() / std::max<int64_t>(inner, 1);
-  std::vector<std::vector<int64_t>> strides;
-  for (const BufferDesc& in : d.inputs) {
-    std::vector<int64_t> s = in.shape.empty() ? std::vector<int64_t>(r, 0) : broadcastStrides(in.shape, ys);
-    strides.push_back(s);
-  }
+  const std::vector<std::vector<int64_t>> strides = inputStrides(d);
   std::vector<int64_t> outer(ys.begin(), ys.end() - 1);
   kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
     std::vector<llvm::Value*> coords = outer.empty() ? std::vector<llvm::Value*>{} : kb.decompose(row, outer);
@@ -40,14 +46,27 @@ uint32_t forEachElement(KernelBuilder& kb,
                                      : kb.linearize(coords, std::vector<int64_t>(s.begin(), s.end() - 1)));
     }
     llvm::Value* outBase = ir.CreateMul(row, kb.index(inner));
-    kb.forRange(0, inner, [&](llvm::Value* j) {
+    auto stepAt = [&](llvm::Value* j, int64_t count) {
       std::vector<llvm::Value*> at;
       for (size_t i = 0; i < bases.size(); ++i)
         at.push_back(ir.CreateAdd(bases[i], ir.CreateMul(j, kb.index(strides[i].back()))));
-      body(ir.CreateAdd(outBase, j), at);
-    });
+      body(ir.CreateAdd(outBase, j), at, count);
+    };
+    kb.forRange(0, inner / lanes,
+                [&](llvm::Value* c) { stepAt(ir.CreateMul(c, kb.index(lanes)), lanes); });
+    if (inner % lanes != 0) stepAt(kb.index(inner - inner % lanes), inner % lanes);
   });
   return workgroupsFor(d.output.elementCount(), work);
+}
+
+// Calls body(outIndex, inputIndices) for every output element.
+uint32_t forEachElement(KernelBuilder& kb,
+                        const std::function<void(llvm::Value*, const std::vector<llvm::Value*>&)>& body,
+                        int64_t work = 1) {
+  return forEachStep(
+      kb, 1,
+      [&](llvm::Value* out, const std::vector<llvm::Value*>& at, int64_t) { body(out, at); },
+      work);
 }
 
 // Helium (Cortex-M55): int8 Add and Sub four elements at a time, where every input steps by 1
@@ -63,12 +82,8 @@ bool heliumAddApplies(KernelBuilder& kb) {
   if (d.inputs[0].type != ElemType::I8 || d.inputs[1].type != ElemType::I8 ||
       d.output.type != ElemType::I8)
     return false;
-  std::vector<int64_t> ys = d.output.shape.empty() ? std::vector<int64_t>{1} : d.output.shape;
-  for (const BufferDesc& in : d.inputs) {
-    if (in.shape.empty()) continue;
-    const int64_t step = broadcastStrides(in.shape, ys).back();
-    if (step != 0 && step != 1) return false;
-  }
+  for (const std::vector<int64_t>& strides : inputStrides(d))
+    if (strides.back() != 0 && strides.back() != 1) return false;
   return true;
 }
 
@@ -81,13 +96,7 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
   auto splat = [&](int32_t value) {
     return llvm::ConstantInt::get(v32, uint64_t(uint32_t(value)));
   };
-  std::vector<int64_t> ys = d.output.shape.empty() ? std::vector<int64_t>{1} : d.output.shape;
-  const int64_t inner = ys.back();
-  const int64_t rows = d.output.elementCount() / std::max<int64_t>(inner, 1);
-  std::vector<std::vector<int64_t>> strides;
-  for (const BufferDesc& in : d.inputs)
-    strides.push_back(in.shape.empty() ? std::vector<int64_t>(ys.size(), 0)
-                                       : broadcastStrides(in.shape, ys));
+  const std::vector<std::vector<int64_t>> strides = inputStrides(d);
   // The first `count` lanes active (a row's last step), or all.
   auto activeLanes = [&](int64_t count) {
     llvm::SmallVector<llvm::Constant*, 4> lanes;
@@ -109,49 +118,30 @@ uint32_t emitHeliumAdd(KernelBuilder& kb) {
     return ir.CreateSExt(v, v32);
   };
   const QRescaleRange range;  // (any multiplier and shift)
-  auto step = [&](const std::vector<llvm::Value*>& at, llvm::Value* out, int64_t count) {
-    llvm::Value* a = ir.CreateSub(loadLanes(0, at[0], count), splat(q.inputZeroPoint));
-    llvm::Value* b = ir.CreateSub(loadLanes(1, at[1], count), splat(q.input2ZeroPoint));
-    a = ir.CreateShl(a, splat(q.leftShift));
-    b = ir.CreateShl(b, splat(q.leftShift));
-    a = qMultiplyLanes(kb, a, splat(q.input1Multiplier), splat(q.input1Shift), range);
-    b = qMultiplyLanes(kb, b, splat(q.input2Multiplier), splat(q.input2Shift), range);
-    llvm::Value* raw = q.op == QuantOp::Add ? ir.CreateAdd(a, b) : ir.CreateSub(a, b);
-    llvm::Value* y =
-        ir.CreateAdd(qMultiplyLanes(kb, raw, splat(q.multipliers[0]), splat(q.shifts[0]), range),
-                     splat(q.outputZeroPoint));
-    y = qClampLanes(kb, y, q.actMin, q.actMax);
-    auto* narrow = llvm::FixedVectorType::get(kb.elemType(d.output.type), kLanes);
-    llvm::Value* to =
-        ir.CreateInBoundsGEP(narrow->getElementType(), kb.bindingPointer(kb.outputBinding()), out);
-    llvm::Value* value = ir.CreateTrunc(y, narrow);
-    if (count == kLanes)
-      ir.CreateAlignedStore(value, to, llvm::Align(1));
-    else
-      ir.CreateMaskedStore(value, to, llvm::Align(1), activeLanes(count));
-  };
-  std::vector<int64_t> outer(ys.begin(), ys.end() - 1);
-  kb.forWorkgroupShare(rows, [&](llvm::Value* row) {
-    std::vector<llvm::Value*> coords =
-        outer.empty() ? std::vector<llvm::Value*>{} : kb.decompose(row, outer);
-    std::vector<llvm::Value*> bases;
-    for (const std::vector<int64_t>& st : strides) {
-      bases.push_back(coords.empty()
-                          ? kb.index(0)
-                          : kb.linearize(coords, std::vector<int64_t>(st.begin(), st.end() - 1)));
-    }
-    llvm::Value* outBase = ir.CreateMul(row, kb.index(inner));
-    auto stepAt = [&](llvm::Value* j, int64_t count) {
-      std::vector<llvm::Value*> at;
-      for (size_t i = 0; i < bases.size(); ++i)
-        at.push_back(ir.CreateAdd(bases[i], ir.CreateMul(j, kb.index(strides[i].back()))));
-      step(at, ir.CreateAdd(outBase, j), count);
-    };
-    kb.forRange(0, inner / kLanes,
-                [&](llvm::Value* c) { stepAt(ir.CreateMul(c, kb.index(kLanes)), kLanes); });
-    if (inner % kLanes != 0) stepAt(kb.index(inner - inner % kLanes), inner % kLanes);
-  });
-  return workgroupsFor(d.output.elementCount(), kAddWork);
+  return forEachStep(
+      kb, kLanes,
+      [&](llvm::Value* out, const std::vector<llvm::Value*>& at, int64_t count) {
+        llvm::Value* a = ir.CreateSub(loadLanes(0, at[0], count), splat(q.inputZeroPoint));
+        llvm::Value* b = ir.CreateSub(loadLanes(1, at[1], count), splat(q.input2ZeroPoint));
+        a = ir.CreateShl(a, splat(q.leftShift));
+        b = ir.CreateShl(b, splat(q.leftShift));
+        a = qMultiplyLanes(kb, a, splat(q.input1Multiplier), splat(q.input1Shift), range);
+        b = qMultiplyLanes(kb, b, splat(q.input2Multiplier), splat(q.input2Shift), range);
+        llvm::Value* raw = q.op == QuantOp::Add ? ir.CreateAdd(a, b) : ir.CreateSub(a, b);
+        llvm::Value* y = ir.CreateAdd(
+            qMultiplyLanes(kb, raw, splat(q.multipliers[0]), splat(q.shifts[0]), range),
+            splat(q.outputZeroPoint));
+        y = qClampLanes(kb, y, q.actMin, q.actMax);
+        auto* narrow = llvm::FixedVectorType::get(kb.elemType(d.output.type), kLanes);
+        llvm::Value* to = ir.CreateInBoundsGEP(narrow->getElementType(),
+                                               kb.bindingPointer(kb.outputBinding()), out);
+        llvm::Value* value = ir.CreateTrunc(y, narrow);
+        if (count == kLanes)
+          ir.CreateAlignedStore(value, to, llvm::Align(1));
+        else
+          ir.CreateMaskedStore(value, to, llvm::Align(1), activeLanes(count));
+      },
+      kAddWork);
 }
 
 void storeInt(KernelBuilder& kb, llvm::Value* at, llvm::Value* v32) {

@@ -405,4 +405,9 @@ llvm::Value* KernelBuilder::applyEpilogue(const Epilogue& epilogue, llvm::Value*
   return value;
 }
 
+TileUnit tileUnit(const EmitTarget& target) {
+  if (target.helium && !target.smallestCode && !target.softFloat) return {4, 8};
+  return {target.vectorLanes, target.vectorRegisters};
+}
+
 }  // namespace kiln::codegen::detail

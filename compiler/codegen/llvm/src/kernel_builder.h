@@ -47,6 +47,15 @@ struct EmitTarget {
   Int8Dot int8Dot = Int8Dot::None;
 };
 
+// The f32 lanes and vector registers the register-tiled f32 kernels (emit_conv_tiled.cpp,
+// matmul_tiles.cpp) use on a target: its vector unit, or on a microcontroller with Helium
+// (Cortex-M55) 4 lanes in 8 registers; none elsewhere on microcontrollers, whose FPU tiles
+// (if any) are the kernels' own.
+struct TileUnit {
+  unsigned lanes = 0, registers = 16;
+};
+TileUnit tileUnit(const EmitTarget& target);
+
 using Body = std::function<void(llvm::Value*)>;
 
 class KernelBuilder {

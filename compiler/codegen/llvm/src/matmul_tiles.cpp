@@ -40,11 +40,6 @@ std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t
   return plan;
 }
 
-TileUnit tileUnit(const EmitTarget& target) {
-  if (target.helium && !target.smallestCode && !target.softFloat) return {4, 8};
-  return {target.vectorLanes, target.vectorRegisters};
-}
-
 TilePlan panelTilePlan(const KernelDesc& desc, const EmitTarget& target) {
   MatMulPanelTile tile = matMulPanelTile(desc, {target.vectorLanes, target.vectorRegisters});
   assert(tile.applies() && tile.nr == desc.bPanel && "B packed for another tile");

@@ -53,13 +53,6 @@ std::optional<TilePlan> planMatMulTiles(int64_t M, int64_t N, int64_t K, int64_t
                                         int64_t aStrideK, int64_t bStrideK, int64_t bStrideN,
                                         unsigned lanes, unsigned registers = 16);
 
-// The f32 lanes and vector registers the tiles use on a target: its vector unit, or on a
-// microcontroller with Helium (Cortex-M55) 4 lanes in 8 registers; no lanes elsewhere on
-// microcontrollers (the plain loops).
-struct TileUnit {
-  unsigned lanes = 0, registers = 16;
-};
-TileUnit tileUnit(const EmitTarget& target);
 
 // The plan of a product whose B the packer put in column panels (desc.bPanel > 0): broadcast
 // tiles of matMulPanelTile's size, reading the panels.
